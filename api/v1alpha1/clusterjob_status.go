@@ -1,0 +1,323 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Phase is the coarse state of a ClusterJob, kept for the printer column;
+// conditions carry the detail.
+// +kubebuilder:validation:Enum=Pending;Running;Completed;Failed
+type Phase string
+
+const (
+	// PhasePending means no Job has started yet.
+	PhasePending Phase = "Pending"
+	// PhaseRunning means at least one cluster has work left.
+	PhaseRunning Phase = "Running"
+	// PhaseCompleted means every selected cluster finished and no node failed.
+	PhaseCompleted Phase = "Completed"
+	// PhaseFailed means the run ended and a node or a cluster failed.
+	PhaseFailed Phase = "Failed"
+)
+
+// Condition types of a ClusterJob.
+const (
+	// ConditionProgressing is True while the run has work left.
+	ConditionProgressing = "Progressing"
+	// ConditionComplete is True when the run ended without failure.
+	ConditionComplete = "Complete"
+	// ConditionFailed is True when the run ended with a failed node or cluster.
+	ConditionFailed = "Failed"
+	// ConditionSuspended is True while spec.suspend holds new groups back.
+	ConditionSuspended = "Suspended"
+)
+
+// Bounds that keep the status of a large fleet small: 100 clusters with every
+// field at its maximum stay well under a third of the 1.5 MiB object limit.
+const (
+	// MaxClusters is the most clusters a ClusterJob reports on.
+	MaxClusters = 500
+	// MaxFailedNodeSamples is the most failed nodes listed per cluster; the
+	// full list lives in the member beside the Jobs.
+	MaxFailedNodeSamples = 5
+)
+
+// ClusterJobStatus is the observed state of a run across the fleet: counts
+// for the fleet, one row per cluster, and a bounded sample of failed nodes.
+// Per-node detail lives in each member beside the Jobs.
+type ClusterJobStatus struct {
+	// observedGeneration is the spec generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// phase is Pending, Running, Completed or Failed.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// conditions are Progressing, Complete, Failed and Suspended.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// startTime is when the first cluster started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the run ended, successfully or not.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// summary counts clusters and nodes across the fleet.
+	// +optional
+	Summary Summary `json:"summary,omitzero"`
+
+	// clusters has one row per selected member cluster, sorted by name.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=500
+	// +optional
+	Clusters []ClusterStatus `json:"clusters,omitempty"`
+}
+
+// Summary counts clusters and nodes across the fleet.
+type Summary struct {
+	// clusters counts the selected member clusters by state.
+	// +optional
+	Clusters ClusterCounts `json:"clusters,omitzero"`
+
+	// nodes counts the nodes of every selected cluster by state.
+	// +optional
+	Nodes NodeCounts `json:"nodes,omitzero"`
+
+	// clusterProgress is "finished/total" clusters, for the printer column.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	ClusterProgress string `json:"clusterProgress,omitempty"`
+
+	// nodeProgress is "succeeded/total" nodes, for the printer column.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	NodeProgress string `json:"nodeProgress,omitempty"`
+}
+
+// ClusterCounts counts member clusters by state.
+type ClusterCounts struct {
+	// total is the number of selected clusters.
+	// +optional
+	Total int32 `json:"total,omitempty"`
+	// running is the number of clusters with work in flight.
+	// +optional
+	Running int32 `json:"running,omitempty"`
+	// completed is the number of clusters that finished with no failed node.
+	// +optional
+	Completed int32 `json:"completed,omitempty"`
+	// failed is the number of clusters that finished with a failed node, or
+	// that stayed unreachable past the controller's unreachable timeout.
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+	// unreachable is the number of clusters the hub cannot reach now.
+	// +optional
+	Unreachable int32 `json:"unreachable,omitempty"`
+}
+
+// NodeCounts counts nodes by state. Every planned node is in exactly one of
+// pending, running, succeeded and failed; skipped nodes are not planned.
+type NodeCounts struct {
+	// total is the number of planned nodes.
+	// +optional
+	Total int32 `json:"total,omitempty"`
+	// pending is the number of planned nodes whose Job has not started.
+	// +optional
+	Pending int32 `json:"pending,omitempty"`
+	// running is the number of nodes whose Job is running.
+	// +optional
+	Running int32 `json:"running,omitempty"`
+	// succeeded is the number of nodes whose Job completed.
+	// +optional
+	Succeeded int32 `json:"succeeded,omitempty"`
+	// failed is the number of nodes whose Job failed, or that disappeared
+	// before their Job finished.
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+	// skipped is the number of selected nodes left out of the plan because
+	// they could not run the Job (cordoned, NotReady, untolerated taint).
+	// +optional
+	Skipped int32 `json:"skipped,omitempty"`
+}
+
+// ClusterPhase is the state of the run in one member cluster.
+// +kubebuilder:validation:Enum=Pending;Running;Completed;Failed
+type ClusterPhase string
+
+const (
+	// ClusterPending means the cluster has not started, for example while it
+	// waits for its turn under maxConcurrentClusters.
+	ClusterPending ClusterPhase = "Pending"
+	// ClusterRunning means the cluster has groups left.
+	ClusterRunning ClusterPhase = "Running"
+	// ClusterCompleted means every group ran and no node failed.
+	ClusterCompleted ClusterPhase = "Completed"
+	// ClusterFailed means a node failed, or the cluster stayed unreachable
+	// too long.
+	ClusterFailed ClusterPhase = "Failed"
+)
+
+// ClusterStatus is the run in one member cluster.
+type ClusterStatus struct {
+	// name is the member cluster name (its registration Secret's name).
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+
+	// phase is Pending, Running, Completed or Failed.
+	// +optional
+	Phase ClusterPhase `json:"phase,omitempty"`
+
+	// reachable tells whether the hub reached the cluster on its last try.
+	// +optional
+	Reachable bool `json:"reachable"`
+
+	// reason is a CamelCase word for why the cluster is unreachable, failed,
+	// or waiting, for example `Unreachable`, `Forbidden` or `NodeFailed`.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Reason string `json:"reason,omitempty"`
+
+	// message explains reason for a person.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// lastReachableTime is when the hub last reached the cluster.
+	// +optional
+	LastReachableTime *metav1.Time `json:"lastReachableTime,omitempty"`
+
+	// groups counts the groups of the cluster's frozen plan.
+	// +optional
+	Groups GroupCounts `json:"groups,omitzero"`
+
+	// currentGroup is the zero-based index of the group running now, or of
+	// the last group that ran.
+	// +optional
+	CurrentGroup *int32 `json:"currentGroup,omitempty"`
+
+	// currentGroupName is the name of the group at currentGroup: `all`,
+	// `batch-N`, or a node label value.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	CurrentGroupName string `json:"currentGroupName,omitempty"`
+
+	// nodes counts the cluster's nodes by state.
+	// +optional
+	Nodes NodeCounts `json:"nodes,omitzero"`
+
+	// failedNodes is a sample of at most 5 failed nodes, sorted by name.
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=5
+	// +optional
+	FailedNodes []NodeFailure `json:"failedNodes,omitempty"`
+
+	// startTime is when the cluster's first group started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the cluster finished.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+}
+
+// GroupCounts counts the groups of a cluster's plan.
+type GroupCounts struct {
+	// total is the number of groups in the plan.
+	// +optional
+	Total int32 `json:"total,omitempty"`
+	// completed is the number of groups whose every Job finished.
+	// +optional
+	Completed int32 `json:"completed,omitempty"`
+	// failed is the number of finished groups with at least one failed node.
+	// +optional
+	Failed int32 `json:"failed,omitempty"`
+}
+
+// NodeFailure tells why one node failed.
+type NodeFailure struct {
+	// node is the node name.
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Node string `json:"node"`
+	// group is the name of the node's group.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Group string `json:"group,omitempty"`
+	// job is the name of the node's Job in the member's work namespace.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Job string `json:"job,omitempty"`
+	// reason is the failed Job condition's reason (for example
+	// `BackoffLimitExceeded`), or `NodeDeleted`.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// message is the failed Job condition's message, truncated.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Message string `json:"message,omitempty"`
+}
+
+// ClusterJob runs one Job per node, group after group, in every selected
+// member cluster of the fleet, and reports the results per cluster.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:categories=fleetjob,shortName=fj
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Clusters",type=string,JSONPath=`.status.summary.clusterProgress`,description="finished/total clusters"
+// +kubebuilder:printcolumn:name="Nodes",type=string,JSONPath=`.status.summary.nodeProgress`,description="succeeded/total nodes"
+// +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.summary.nodes.failed`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ClusterJob struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the desired run.
+	// +required
+	Spec ClusterJobSpec `json:"spec"`
+
+	// status is the observed run.
+	// +optional
+	Status ClusterJobStatus `json:"status,omitzero"`
+}
+
+// ClusterJobList is a list of ClusterJobs.
+// +kubebuilder:object:root=true
+type ClusterJobList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the ClusterJobs.
+	Items []ClusterJob `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ClusterJob{}, &ClusterJobList{})
+}

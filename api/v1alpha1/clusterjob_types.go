@@ -1,0 +1,190 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// StrategyType names how the nodes of a member cluster are split into groups.
+// +kubebuilder:validation:Enum=all;batch;perNodeGroup
+type StrategyType string
+
+const (
+	// StrategyAll runs every eligible node of a cluster in one group.
+	StrategyAll StrategyType = "all"
+	// StrategyBatch runs groups of a fixed number of nodes.
+	StrategyBatch StrategyType = "batch"
+	// StrategyPerNodeGroup runs one group per value of a node label.
+	StrategyPerNodeGroup StrategyType = "perNodeGroup"
+)
+
+// BatchOrder is the order in which nodes are cut into batches.
+// +kubebuilder:validation:Enum=random;alphabetical
+type BatchOrder string
+
+const (
+	// BatchOrderAlphabetical sorts nodes by name before cutting batches.
+	BatchOrderAlphabetical BatchOrder = "alphabetical"
+	// BatchOrderRandom shuffles nodes with a seed derived from the ClusterJob
+	// UID and the cluster name, so the same run always gets the same order.
+	BatchOrderRandom BatchOrder = "random"
+)
+
+// FailureStrategy is what a run does once a node has failed.
+// +kubebuilder:validation:Enum=keepgoing;exit
+type FailureStrategy string
+
+const (
+	// FailureStrategyKeepGoing runs every group; the run ends Failed if any
+	// node failed.
+	FailureStrategyKeepGoing FailureStrategy = "keepgoing"
+	// FailureStrategyExit starts no new group anywhere in the fleet once any
+	// node has failed; Jobs already running finish.
+	FailureStrategyExit FailureStrategy = "exit"
+)
+
+// ClusterJobSpec is the desired run. It is immutable after creation except
+// for suspend, so the status can never describe a different spec than the one
+// that ran.
+// +kubebuilder:validation:XValidation:rule="self.clusterSelector == oldSelf.clusterSelector",message="clusterSelector is immutable",fieldPath=".clusterSelector"
+// +kubebuilder:validation:XValidation:rule="has(self.nodeSelector) == has(oldSelf.nodeSelector) && (!has(self.nodeSelector) || self.nodeSelector == oldSelf.nodeSelector)",message="nodeSelector is immutable",fieldPath=".nodeSelector"
+// +kubebuilder:validation:XValidation:rule="self.strategy == oldSelf.strategy",message="strategy is immutable",fieldPath=".strategy"
+// +kubebuilder:validation:XValidation:rule="(has(self.failureStrategy) ? self.failureStrategy : 'keepgoing') == (has(oldSelf.failureStrategy) ? oldSelf.failureStrategy : 'keepgoing')",message="failureStrategy is immutable",fieldPath=".failureStrategy"
+// +kubebuilder:validation:XValidation:rule="has(self.clusterRollout) == has(oldSelf.clusterRollout) && (!has(self.clusterRollout) || self.clusterRollout == oldSelf.clusterRollout)",message="clusterRollout is immutable",fieldPath=".clusterRollout"
+// +kubebuilder:validation:XValidation:rule="self.jobTemplate == oldSelf.jobTemplate",message="jobTemplate is immutable",fieldPath=".jobTemplate"
+type ClusterJobSpec struct {
+	// clusterSelector selects the registered member clusters that take part,
+	// by the labels of their registration Secret. `{}` selects every
+	// registered cluster. The set is taken when the run starts: a cluster
+	// registered later does not join a started run.
+	// +required
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector"`
+
+	// nodeSelector selects the nodes that take part inside each member
+	// cluster. When absent, every node takes part. Nodes that are cordoned,
+	// NotReady, or carry a NoSchedule/NoExecute taint the Job template does
+	// not tolerate are skipped and reported.
+	// +optional
+	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
+
+	// strategy decides how the eligible nodes of a cluster are split into
+	// groups. Groups run one after the other; the nodes of a group run
+	// together.
+	// +required
+	Strategy Strategy `json:"strategy"`
+
+	// failureStrategy decides what happens after a node fails: `keepgoing`
+	// (default) runs every group and ends Failed if any node failed; `exit`
+	// starts no new group anywhere once any node failed.
+	// +kubebuilder:default=keepgoing
+	// +optional
+	FailureStrategy FailureStrategy `json:"failureStrategy,omitempty"`
+
+	// clusterRollout limits how many member clusters run at the same time.
+	// When absent, every selected cluster runs at once.
+	// +optional
+	ClusterRollout *ClusterRollout `json:"clusterRollout,omitempty"`
+
+	// suspend, while true, starts no new group anywhere; Jobs already running
+	// finish. Setting it back to false resumes the run. It is the only field
+	// that may change after creation.
+	// +optional
+	Suspend *bool `json:"suspend,omitempty"`
+
+	// jobTemplate is the Job run once on every node. fleetjob pins each Job to
+	// its node by adding a required node affinity term
+	// (`matchFields metadata.name In [node]`, ANDed into the template's own
+	// affinity) and sets FLEETJOB_NODE_NAME, FLEETJOB_CLUSTER_NAME and
+	// FLEETJOB_GROUP in every container. One Job runs one pod to completion,
+	// so selector, manualSelector, parallelism and completions other than 1,
+	// Indexed completion and nodeName are rejected.
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec.selector)",message="jobTemplate.spec.selector must not be set: fleetjob selects each Job's pod itself"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec.manualSelector) || !self.spec.manualSelector",message="jobTemplate.spec.manualSelector must not be true"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec.parallelism) || self.spec.parallelism == 1",message="jobTemplate.spec.parallelism must be 1: one Job runs one pod on its node"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec.completions) || self.spec.completions == 1",message="jobTemplate.spec.completions must be 1: one Job runs one pod on its node"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec.completionMode) || self.spec.completionMode == 'NonIndexed'",message="jobTemplate.spec.completionMode must be NonIndexed"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec.template.spec.nodeName)",message="jobTemplate.spec.template.spec.nodeName must not be set: fleetjob pins each Job to its node by node affinity"
+	// +required
+	JobTemplate batchv1.JobTemplateSpec `json:"jobTemplate"`
+}
+
+// Strategy is a union: type names the strategy, and exactly the block of that
+// type is set (none for `all`).
+// +kubebuilder:validation:XValidation:rule="self.type == 'batch' ? has(self.batch) : !has(self.batch)",message="batch must be set when type is batch, and only then",fieldPath=".batch"
+// +kubebuilder:validation:XValidation:rule="self.type == 'perNodeGroup' ? has(self.perNodeGroup) : !has(self.perNodeGroup)",message="perNodeGroup must be set when type is perNodeGroup, and only then",fieldPath=".perNodeGroup"
+type Strategy struct {
+	// type is one of `all` (every node at once), `batch` (groups of
+	// batch.size nodes) or `perNodeGroup` (one group per value of a node
+	// label).
+	// +required
+	Type StrategyType `json:"type"`
+
+	// batch configures the `batch` strategy.
+	// +optional
+	Batch *BatchStrategy `json:"batch,omitempty"`
+
+	// perNodeGroup configures the `perNodeGroup` strategy.
+	// +optional
+	PerNodeGroup *PerNodeGroupStrategy `json:"perNodeGroup,omitempty"`
+}
+
+// BatchStrategy cuts the eligible nodes of a cluster into groups of size
+// nodes; the last group may be smaller.
+type BatchStrategy struct {
+	// size is the number of nodes per group, at least 1.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100000
+	// +required
+	Size int32 `json:"size"`
+
+	// order is `alphabetical` (default: nodes sorted by name) or `random` (a
+	// shuffle seeded by the ClusterJob UID and the cluster name, so it is the
+	// same after a controller restart).
+	// +kubebuilder:default=alphabetical
+	// +optional
+	Order BatchOrder `json:"order,omitempty"`
+}
+
+// PerNodeGroupStrategy runs one group per value of a node label, in sorted
+// order of the values; nodes are sorted by name inside a group.
+type PerNodeGroupStrategy struct {
+	// groupLabel is the node label key whose values define the groups, for
+	// example `topology.kubernetes.io/zone`.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	// +kubebuilder:validation:XValidation:rule="!format.qualifiedName().validate(self).hasValue()",message="groupLabel must be a valid label key"
+	// +required
+	GroupLabel string `json:"groupLabel"`
+
+	// ignoreNull, when true, leaves out nodes that do not carry groupLabel.
+	// When false (default), they run as one last group named `<none>`.
+	// +optional
+	IgnoreNull bool `json:"ignoreNull,omitempty"`
+}
+
+// ClusterRollout limits how many member clusters run at once.
+type ClusterRollout struct {
+	// maxConcurrentClusters is the largest number of member clusters running
+	// at the same time; clusters are taken in name order, and the next one
+	// starts when a running one finishes.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +required
+	MaxConcurrentClusters int32 `json:"maxConcurrentClusters"`
+}

@@ -1,0 +1,109 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package naming derives the names and label values of the objects fleetjob
+// creates in member clusters. Every name is a pure function of its inputs,
+// so a restarted controller finds the objects it created before instead of
+// creating them again.
+package naming
+
+import (
+	"crypto/sha256"
+	"encoding/base32"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+const (
+	// hashLen characters of base32 carry 50 bits: the chance that two of
+	// 10,000 nodes of one run share a Job name is about 4e-8.
+	hashLen = 10
+	// prefixMax keeps the ClusterJob's name short enough that the node's
+	// name stays readable in `kubectl get jobs`.
+	prefixMax = 20
+)
+
+// lowerBase32 has only characters valid in a DNS-1123 label.
+var lowerBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+
+// hash returns n base32 characters of the SHA-256 of parts joined by a
+// separator that cannot occur in a Kubernetes name, so ("a/b", "c") and
+// ("a", "b/c") differ.
+func hash(n int, parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return lowerBase32.EncodeToString(sum[:])[:n]
+}
+
+// JobName is the name of the Job that runs ClusterJob uid on node in cluster.
+// It reads `<clusterjob>-<node>-<hash>`, is a valid DNS-1123 label of at most
+// 63 characters (a Job's name becomes a pod label value), and differs for
+// every (uid, cluster, node); the readable parts are truncated, the hash is
+// not.
+func JobName(clusterJob string, uid types.UID, cluster, node string) string {
+	suffix := "-" + hash(hashLen, string(uid), cluster, node)
+	prefix := truncate(sanitize(clusterJob), prefixMax)
+	readable := truncate(sanitize(prefix+"-"+sanitize(node)), validation.DNS1123LabelMaxLength-len(suffix))
+	if readable == "" {
+		readable = "fleetjob"
+	}
+	return readable + suffix
+}
+
+// PlanName is the name of the ConfigMap that stores the frozen plan of
+// ClusterJob uid in a member. A UID is 36 characters, so the name is short.
+func PlanName(uid types.UID) string {
+	return "fleetjob-plan-" + sanitize(string(uid))
+}
+
+// LabelValue returns v when it is a valid label value, and otherwise a
+// stable hash of it that is, so that any string can be selected on. The full
+// value belongs in an annotation.
+func LabelValue(v string) string {
+	if len(validation.IsValidLabelValue(v)) == 0 {
+		return v
+	}
+	return "h-" + hash(40, v)
+}
+
+// sanitize maps a Kubernetes name (a DNS-1123 subdomain, or anything) onto the
+// DNS-1123 label alphabet: lower case, [a-z0-9-], no leading, trailing or
+// repeated '-'.
+func sanitize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	dash := true // drops leading dashes
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+			dash = false
+		case !dash:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimRight(b.String(), "-")
+}
+
+// truncate cuts s to at most n bytes and drops the dashes the cut exposes.
+func truncate(s string, n int) string {
+	if len(s) > n {
+		s = s[:n]
+	}
+	return strings.TrimRight(s, "-")
+}

@@ -1,0 +1,137 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package naming
+
+import (
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+const uid = types.UID("0b7a2c4e-5f1d-4b8a-9c3e-7d6f5a4b3c2d")
+
+func TestJobName(t *testing.T) {
+	long := strings.Repeat("very-long-node-name.", 12) + "example-long-domain.com"
+	testCases := map[string]struct {
+		clusterJob, cluster, node string
+		wantPrefix                string
+	}{
+		"short names stay readable":      {"disk-clean", "member-1", "node-1", "disk-clean-node-1-"},
+		"dots become dashes":             {"scan", "eu", "ip-10-0-0-1.ec2.internal", "scan-ip-10-0-0-1-ec2-internal-"},
+		"long clusterjob name truncated": {strings.Repeat("a", 200), "c", "n", strings.Repeat("a", 20) + "-n-"},
+		"253-character node name":        {"x", "c", long[:253], "x-very-long-node-name-very-long-node-name-very-long-"},
+		"upper case and odd runes":       {"Rotate_Certs", "c", "Node..1", "rotate-certs-node-1-"},
+		"nothing readable":               {"---", "c", "...", "fleetjob-"},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			got := JobName(tc.clusterJob, uid, tc.cluster, tc.node)
+			if errs := validation.IsDNS1123Label(got); len(errs) != 0 {
+				t.Fatalf("JobName() = %q is not a DNS-1123 label: %v", got, errs)
+			}
+			if !strings.HasPrefix(got, tc.wantPrefix) {
+				t.Errorf("JobName() = %q, want prefix %q", got, tc.wantPrefix)
+			}
+			if again := JobName(tc.clusterJob, uid, tc.cluster, tc.node); again != got {
+				t.Errorf("JobName() not stable: %q then %q", got, again)
+			}
+		})
+	}
+}
+
+func TestJobNameDistinct(t *testing.T) {
+	long := strings.Repeat("n", 240)
+	seen := map[string]string{}
+	add := func(cluster, node string) {
+		name := JobName("job", uid, cluster, node)
+		key := cluster + "/" + node
+		if prev, ok := seen[name]; ok {
+			t.Fatalf("JobName(%s) = JobName(%s) = %q", key, prev, name)
+		}
+		seen[name] = key
+	}
+	for i := range 10000 {
+		// Nodes that differ only past the truncated part must still differ.
+		add("c1", long+"-"+strings.Repeat("x", i%13)+string(rune('a'+i%26))+strings.Repeat("0", i/26%10)+strings.Repeat("9", i/260))
+	}
+	// The same node in two clusters, and cluster/node splits that join alike.
+	add("c2", long+"-a")
+	add("a", "b.c")
+	add("a.b", "c")
+}
+
+func TestLabelValue(t *testing.T) {
+	testCases := map[string]struct {
+		in       string
+		wantSame bool
+	}{
+		"short value kept":      {"member-1", true},
+		"empty kept":            {"", true},
+		"63 characters kept":    {strings.Repeat("a", 63), true},
+		"64 characters hashed":  {strings.Repeat("a", 64), false},
+		"253-character name":    {strings.Repeat("a.", 126) + "a", false},
+		"invalid rune hashed":   {"a/b", false},
+		"trailing dash hashed":  {"a-", false},
+		"upper case value kept": {"Zone-A", true},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			got := LabelValue(tc.in)
+			if errs := validation.IsValidLabelValue(got); len(errs) != 0 {
+				t.Fatalf("LabelValue(%q) = %q is invalid: %v", tc.in, got, errs)
+			}
+			if (got == tc.in) != tc.wantSame {
+				t.Errorf("LabelValue(%q) = %q, want unchanged: %v", tc.in, got, tc.wantSame)
+			}
+		})
+	}
+}
+
+func TestPlanName(t *testing.T) {
+	got := PlanName(uid)
+	if errs := validation.IsDNS1123Subdomain(got); len(errs) != 0 {
+		t.Fatalf("PlanName() = %q is invalid: %v", got, errs)
+	}
+	if got != "fleetjob-plan-"+string(uid) {
+		t.Errorf("PlanName() = %q", got)
+	}
+}
+
+// FuzzJobName checks, for any inputs, that a Job name is a valid DNS-1123
+// label, is stable, and differs between two different nodes.
+func FuzzJobName(f *testing.F) {
+	f.Add("disk-clean", "member-1", "node-1", "node-2")
+	f.Add(strings.Repeat("a", 253), strings.Repeat("c", 253), strings.Repeat("n.", 126)+"x", strings.Repeat("n.", 126)+"y")
+	f.Add("", "", "", "-")
+	f.Fuzz(func(t *testing.T, clusterJob, cluster, node, other string) {
+		got := JobName(clusterJob, uid, cluster, node)
+		if errs := validation.IsDNS1123Label(got); len(errs) != 0 {
+			t.Fatalf("JobName(%q, %q, %q) = %q: %v", clusterJob, cluster, node, got, errs)
+		}
+		if JobName(clusterJob, uid, cluster, node) != got {
+			t.Fatalf("JobName(%q, %q, %q) not stable", clusterJob, cluster, node)
+		}
+		if other != node && JobName(clusterJob, uid, cluster, other) == got {
+			t.Fatalf("nodes %q and %q share Job name %q", node, other, got)
+		}
+		if errs := validation.IsValidLabelValue(LabelValue(node)); len(errs) != 0 {
+			t.Fatalf("LabelValue(%q) invalid: %v", node, errs)
+		}
+	})
+}
