@@ -138,10 +138,10 @@ type ClusterCounts struct {
 	Unreachable int32 `json:"unreachable,omitempty"`
 }
 
-// NodeCounts counts nodes by state. Every planned node is in exactly one of
-// pending, running, succeeded and failed; skipped nodes are not planned.
+// NodeCounts counts nodes by state. Every node selected by nodeSelector is in
+// exactly one of pending, running, succeeded, failed and skipped.
 type NodeCounts struct {
-	// total is the number of planned nodes.
+	// total is the number of nodes selected by nodeSelector.
 	// +optional
 	Total int32 `json:"total,omitempty"`
 	// pending is the number of planned nodes whose Job has not started.
@@ -157,8 +157,9 @@ type NodeCounts struct {
 	// before their Job finished.
 	// +optional
 	Failed int32 `json:"failed,omitempty"`
-	// skipped is the number of selected nodes left out of the plan because
-	// they could not run the Job (cordoned, NotReady, untolerated taint).
+	// skipped is the number of selected nodes that did not run the Job:
+	// left out of the plan (cordoned, NotReady, untolerated taint, no group
+	// label with ignoreNull) or deleted before their Job started.
 	// +optional
 	Skipped int32 `json:"skipped,omitempty"`
 }
@@ -206,9 +207,11 @@ type ClusterStatus struct {
 	// +optional
 	Message string `json:"message,omitempty"`
 
-	// lastReachableTime is when the hub last reached the cluster.
+	// unreachableSince is when the hub lost the cluster; the cluster counts
+	// as failed once it stays unreachable longer than the controller's
+	// --unreachable-timeout.
 	// +optional
-	LastReachableTime *metav1.Time `json:"lastReachableTime,omitempty"`
+	UnreachableSince *metav1.Time `json:"unreachableSince,omitempty"`
 
 	// groups counts the groups of the cluster's frozen plan.
 	// +optional

@@ -1,0 +1,122 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command fleetjob-hub runs the fleetjob hub controller: it runs ClusterJobs
+// stored on the hub across the member clusters registered there.
+package main
+
+import (
+	"flag"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/clusters"
+	"github.com/fleetjob/fleetjob/hub/controller"
+)
+
+func main() {
+	var (
+		metricsAddr, probeAddr, namespace string
+		leaderElect                       bool
+		members                           clusters.Options
+		opts                              controller.Options
+	)
+	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 disables it.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
+	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader, so that only one replica acts.")
+	flag.StringVar(&namespace, "registration-namespace", fleetv1.DefaultWorkNamespace, "Hub namespace of the member registration Secrets.")
+	qps := flag.Float64("member-qps", 100, "Requests per second to each member API server.")
+	flag.IntVar(&members.Burst, "member-burst", 200, "Request burst to each member API server.")
+	flag.DurationVar(&members.RequestTimeout, "member-request-timeout", 30*time.Second, "Timeout of one request to a member.")
+	flag.DurationVar(&members.ConnectTimeout, "member-connect-timeout", time.Minute, "Time allowed to check, sync and engage a member before retrying it.")
+	flag.DurationVar(&members.HealthInterval, "member-health-interval", 10*time.Second, "How often engaged members are probed.")
+	flag.DurationVar(&opts.UnreachableTimeout, "unreachable-timeout", 10*time.Minute, "How long a started member may stay unreachable before it counts as failed (and how long it may hold a deletion).")
+	flag.DurationVar(&opts.MemberTimeout, "member-timeout", 30*time.Second, "Time allowed for the work in one member per reconcile.")
+	flag.IntVar(&opts.Parallelism, "parallelism", 16, "Members observed or acted on at once per reconcile.")
+	zapOpts := zap.Options{}
+	zapOpts.BindFlags(flag.CommandLine)
+	flag.Parse()
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	members.QPS, members.Namespace, opts.RegistrationNamespace = float32(*qps), namespace, namespace
+	if err := run(metricsAddr, probeAddr, leaderElect, members, opts); err != nil {
+		ctrl.Log.Error(err, "Running the hub controller failed")
+		os.Exit(1)
+	}
+}
+
+func run(metricsAddr, probeAddr string, leaderElect bool, members clusters.Options, opts controller.Options) error {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := fleetv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	ctx := ctrl.SetupSignalHandler()
+	provider := clusters.New(members)
+	// No manager-level controller options here: multicluster controllers
+	// ignore them, and a ReconciliationTimeout would leak into the
+	// registration controller and cut members off.
+	mgr, err := mcmanager.New(ctrl.GetConfigOrDie(), provider, mcmanager.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress: probeAddr,
+		LeaderElection:         leaderElect,
+		LeaderElectionID:       "fleetjob-hub.fleetjob.io",
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			// The hub reads Secrets only where registrations live.
+			&corev1.Secret{}: {Namespaces: map[string]cache.Config{members.Namespace: {}}},
+		}},
+	})
+	if err != nil {
+		return err
+	}
+	local := mgr.GetLocalManager()
+	provider.SetRecorder(local.GetEventRecorder("fleetjob-hub"))
+	r := &controller.Reconciler{
+		Manager: mgr, Hub: local.GetClient(), Members: provider,
+		Recorder: local.GetEventRecorder("fleetjob-hub"), Clock: clock.RealClock{}, Options: opts,
+	}
+	if err := r.SetupWithManager(ctx); err != nil {
+		return err
+	}
+	if err := provider.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	metrics.Registry.MustRegister(&controller.Collector{Hub: local.GetClient(), Members: provider})
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	ctrl.Log.Info("Starting the hub controller", "registrationNamespace", members.Namespace)
+	return mgr.Start(ctx)
+}

@@ -1,0 +1,247 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package clusters
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/kubeconfig"
+)
+
+// registration is a parsed registration Secret.
+type registration struct {
+	name      string
+	labels    map[string]string
+	namespace string
+	config    *rest.Config
+	hash      string
+}
+
+// parseRegistration reads a registration Secret, naming the field at fault.
+func parseRegistration(s *corev1.Secret) (registration, error) {
+	reg := registration{name: s.Name, labels: s.Labels, namespace: fleetv1.DefaultWorkNamespace}
+	if ns, ok := s.Annotations[fleetv1.NamespaceAnnotation]; ok {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return reg, fmt.Errorf("annotation %s: %q is not a valid namespace name", fleetv1.NamespaceAnnotation, ns)
+		}
+		reg.namespace = ns
+	}
+	data := s.Data[KubeconfigKey]
+	if len(data) == 0 {
+		return reg, fmt.Errorf("data.%s is missing or empty", KubeconfigKey)
+	}
+	cfg, err := kubeconfig.Parse(data)
+	if err != nil {
+		return reg, fmt.Errorf("data.%s: %w", KubeconfigKey, err)
+	}
+	sum := sha256.Sum256(append(data, "\x00"+reg.namespace...))
+	reg.config, reg.hash = cfg, hex.EncodeToString(sum[:])
+	return reg, nil
+}
+
+// requiredAccess is what the hub does in a member, and all it may need:
+// README's member RBAC lists the same.
+func requiredAccess(namespace string) []authorizationv1.ResourceAttributes {
+	var out []authorizationv1.ResourceAttributes
+	for _, verb := range []string{"get", "list", "watch", "create", "delete", "deletecollection"} {
+		out = append(out,
+			authorizationv1.ResourceAttributes{Namespace: namespace, Group: "batch", Resource: "jobs", Verb: verb},
+			authorizationv1.ResourceAttributes{Namespace: namespace, Resource: "configmaps", Verb: verb})
+	}
+	for _, verb := range []string{"get", "list", "watch"} {
+		out = append(out, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})
+	}
+	return out
+}
+
+// checkAccess asks the member whether the registered identity may do what
+// the hub needs. An identity that may not list a watched kind would never
+// sync its cache; better to say so on the cluster's row than to hang.
+func checkAccess(ctx context.Context, cfg *rest.Config, namespace string) error {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	var denied []string
+	for _, attrs := range requiredAccess(namespace) {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
+		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		if !got.Status.Allowed {
+			denied = append(denied, describe(attrs))
+		}
+	}
+	if len(denied) > 0 {
+		return &accessError{denied: denied}
+	}
+	return nil
+}
+
+type accessError struct{ denied []string }
+
+func (e *accessError) Error() string {
+	return fmt.Sprintf("the registered credentials may not %v", e.denied)
+}
+
+func describe(a authorizationv1.ResourceAttributes) string {
+	res := a.Resource
+	if a.Group != "" {
+		res += "." + a.Group
+	}
+	if a.Namespace != "" {
+		return fmt.Sprintf("%s %s in namespace %s", a.Verb, res, a.Namespace)
+	}
+	return a.Verb + " " + res
+}
+
+// clusterOptions scope a member's caches to what fleetjob owns: its Jobs and
+// plans in the work namespace, and node metadata. Hub memory must not grow
+// with a member's pods or unrelated objects.
+func clusterOptions(namespace string) cluster.Option {
+	owned := labels.SelectorFromSet(labels.Set{fleetv1.ManagedByLabel: fleetv1.ManagedByValue})
+	inWorkNamespace := cache.ByObject{Namespaces: map[string]cache.Config{namespace: {}}, Label: owned}
+	return func(o *cluster.Options) {
+		o.Cache.ByObject = map[client.Object]cache.ByObject{
+			&batchv1.Job{}:      inWorkNamespace,
+			&corev1.ConfigMap{}: inWorkNamespace,
+			&corev1.Node{}:      {},
+		}
+		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
+	}
+}
+
+// watchedKinds are the informers the hub's controllers start in a member;
+// they are synced before engaging so engaging never blocks.
+func watchedKinds() []client.Object {
+	node := &metav1.PartialObjectMetadata{}
+	node.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	return []client.Object{&batchv1.Job{}, &corev1.ConfigMap{}, node}
+}
+
+// connect checks, starts, syncs and engages a member within ConnectTimeout.
+func (p *Provider) connect(ctx context.Context, reg registration) error {
+	select {
+	case <-p.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.ConnectTimeout)
+	defer cancel()
+	cfg := p.restConfig(reg.config)
+	if err := checkAccess(ctx, cfg, reg.namespace); err != nil {
+		return err
+	}
+	cl, err := cluster.New(cfg, clusterOptions(reg.namespace))
+	if err != nil {
+		return err
+	}
+	p.mu.RLock()
+	memberCtx, stop := context.WithCancel(p.baseCtx)
+	aware, indexers := p.aware, p.indexers
+	p.mu.RUnlock()
+	go func() { _ = cl.Start(memberCtx) }()
+	if err := p.prepare(ctx, cl, indexers); err != nil {
+		stop()
+		return err
+	}
+	p.replace(reg, cl, stop)
+	if err := engage(ctx, aware, memberCtx, reg.name, cl); err != nil {
+		p.disengage(reg.name, cl)
+		return err
+	}
+	p.engaged(reg.name, cl)
+	go p.probeLoop(memberCtx, reg.name, cl, reg.namespace)
+	return nil
+}
+
+// prepare adds indexes and syncs every watched informer, so that the
+// controllers' watches start on synced caches.
+func (p *Provider) prepare(ctx context.Context, cl cluster.Cluster, indexers []indexer) error {
+	for _, ix := range indexers {
+		if err := cl.GetFieldIndexer().IndexField(ctx, ix.obj, ix.field, ix.extract); err != nil {
+			return err
+		}
+	}
+	for _, obj := range watchedKinds() {
+		if _, err := cl.GetCache().GetInformer(ctx, obj); err != nil {
+			return fmt.Errorf("syncing %T: %w", obj, err)
+		}
+	}
+	if !cl.GetCache().WaitForCacheSync(ctx) {
+		return fmt.Errorf("caches did not sync within the connect timeout")
+	}
+	return nil
+}
+
+// engage hands the member to the controllers, giving up at ctx's deadline;
+// cancelling the member's context then releases an engagement still running.
+func engage(ctx context.Context, aware multicluster.Aware, memberCtx context.Context, name string, cl cluster.Cluster) error {
+	done := make(chan error, 1)
+	go func() { done <- aware.Engage(memberCtx, multicluster.ClusterName(name), cl) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("engaging timed out: %w", ctx.Err())
+	}
+}
+
+// classify maps a connection error to a row reason.
+func classify(err error) string {
+	var access *accessError
+	switch {
+	case errors.As(err, &access), apierrors.IsForbidden(err):
+		return ReasonForbidden
+	case apierrors.IsUnauthorized(err):
+		return ReasonUnauthorized
+	default:
+		return ReasonUnreachable
+	}
+}
+
+// backoff is the wait before retrying a member after attempts failures:
+// 2s doubling to 5m, so a member down for hours costs one try in 5 minutes
+// while one that blipped is back within seconds.
+func backoff(attempts int) time.Duration {
+	d := 2 * time.Second
+	for i := 1; i < attempts && d < 5*time.Minute; i++ {
+		d *= 2
+	}
+	return min(d, 5*time.Minute)
+}

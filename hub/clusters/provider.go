@@ -1,0 +1,256 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package clusters is the hub's registry of member clusters: it reads the
+// registration Secrets, checks each member before engaging it, engages
+// members independently of one another, watches their health, and tells the
+// hub when a member's state changes.
+//
+// It replaces the stock kubeconfig provider of multicluster-runtime, which
+// engages members one at a time and hangs for good on a member whose
+// credentials connect but may not list a watched kind, so that one bad
+// registration stopped every later one.
+package clusters
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+)
+
+// Registration labels and keys, the same as multicluster-runtime's kubeconfig
+// provider so existing registrations keep working.
+const (
+	// RegistrationLabel marks a hub Secret as a member registration.
+	RegistrationLabel = "sigs.k8s.io/multicluster-runtime-kubeconfig"
+	// KubeconfigKey is the Secret data key holding the member kubeconfig.
+	KubeconfigKey = "kubeconfig"
+)
+
+// Reasons on a member's row, CamelCase for conditions and events.
+const (
+	ReasonConnected           = "Connected"
+	ReasonConnecting          = "Connecting"
+	ReasonInvalidRegistration = "InvalidRegistration"
+	ReasonForbidden           = "Forbidden"
+	ReasonUnauthorized        = "Unauthorized"
+	ReasonUnreachable         = "Unreachable"
+)
+
+// Options configure how the hub talks to members.
+type Options struct {
+	// Namespace is the hub namespace holding registration Secrets.
+	Namespace string
+	// QPS and Burst limit each member client. client-go's defaults (5/10)
+	// would make a 1,000-node group take minutes to start.
+	QPS   float32
+	Burst int
+	// RequestTimeout bounds every request to a member.
+	RequestTimeout time.Duration
+	// ConnectTimeout bounds checking, syncing and engaging a member; a member
+	// that takes longer is retried with backoff and blocks no other.
+	ConnectTimeout time.Duration
+	// HealthInterval is how often an engaged member is probed. Watches alone
+	// do not tell a stopped API server from a quiet one; the probe does.
+	HealthInterval time.Duration
+	// Recorder, when set, receives Warning events on registration Secrets
+	// that cannot be engaged.
+	Recorder events.EventRecorder
+}
+
+// Member is a snapshot of one registered member cluster.
+type Member struct {
+	// Name is the cluster name: the registration Secret's name.
+	Name string
+	// Labels are the registration Secret's labels, matched by
+	// spec.clusterSelector.
+	Labels map[string]string
+	// Namespace is the member namespace where Jobs run.
+	Namespace string
+	// Engaged is true once the member's caches synced and the controllers
+	// watch it; it stays true while the member is briefly unreachable.
+	Engaged bool
+	// Reachable is true when the last probe of the member succeeded.
+	Reachable bool
+	// Reason and Message tell why a member is not reachable or not engaged.
+	Reason, Message string
+	// LastReachable is when the member last answered.
+	LastReachable time.Time
+	// UnreachableSince is when the member stopped answering, or when it was
+	// first seen, if it never answered; zero while reachable.
+	UnreachableSince time.Time
+}
+
+// member is the registry's record of one cluster.
+type member struct {
+	snapshot Member
+	hash     string
+	cluster  cluster.Cluster
+	cancel   context.CancelFunc
+	attempts int
+}
+
+// Provider is a multicluster-runtime provider over registration Secrets.
+type Provider struct {
+	opts     Options
+	notifier notifier
+
+	mu       sync.RWMutex
+	members  map[string]*member
+	aware    multicluster.Aware
+	baseCtx  context.Context
+	ready    chan struct{}
+	indexers []indexer
+	now      func() time.Time
+}
+
+type indexer struct {
+	obj     client.Object
+	field   string
+	extract client.IndexerFunc
+}
+
+var (
+	_ multicluster.Provider         = &Provider{}
+	_ multicluster.ProviderRunnable = &Provider{}
+)
+
+// New returns a Provider; SetupWithManager wires it into a manager.
+func New(opts Options) *Provider {
+	return &Provider{
+		opts:     opts,
+		notifier: newNotifier(),
+		members:  map[string]*member{},
+		ready:    make(chan struct{}),
+		now:      time.Now,
+	}
+}
+
+// Start records where to engage members; the manager calls it once.
+func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
+	p.mu.Lock()
+	p.aware, p.baseCtx = aware, ctx
+	p.mu.Unlock()
+	close(p.ready)
+	<-ctx.Done()
+	return nil
+}
+
+// Get returns an engaged member cluster.
+func (p *Provider) Get(_ context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if m, ok := p.members[string(name)]; ok && m.cluster != nil && m.snapshot.Engaged {
+		return m.cluster, nil
+	}
+	return nil, multicluster.ErrClusterNotFound
+}
+
+// IndexField adds an index to every member's cache, now and later.
+func (p *Provider) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	p.mu.Lock()
+	p.indexers = append(p.indexers, indexer{obj: obj, field: field, extract: extract})
+	clusters := make([]cluster.Cluster, 0, len(p.members))
+	for _, m := range p.members {
+		if m.cluster != nil {
+			clusters = append(clusters, m.cluster)
+		}
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, cl := range clusters {
+		errs = append(errs, cl.GetFieldIndexer().IndexField(ctx, obj, field, extract))
+	}
+	return errors.Join(errs...)
+}
+
+// Members returns every registered member, sorted by name.
+func (p *Provider) Members() []Member {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make([]Member, 0, len(p.members))
+	for _, name := range slices.Sorted(maps.Keys(p.members)) {
+		out = append(out, p.members[name].snapshot.clone())
+	}
+	return out
+}
+
+// Member returns one registered member.
+func (p *Provider) Member(name string) (Member, bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	m, ok := p.members[name]
+	if !ok {
+		return Member{}, false
+	}
+	return m.snapshot.clone(), true
+}
+
+// WaitForChanges blocks until members changed (registered, engaged,
+// reachable again, unreachable, removed) and returns their names.
+func (p *Provider) WaitForChanges(ctx context.Context) ([]string, error) {
+	return p.notifier.wait(ctx)
+}
+
+func (m Member) clone() Member {
+	m.Labels = maps.Clone(m.Labels)
+	return m
+}
+
+// remove disengages and forgets a member.
+func (p *Provider) remove(name string) {
+	p.mu.Lock()
+	m, ok := p.members[name]
+	delete(p.members, name)
+	p.mu.Unlock()
+	if ok {
+		if m.cancel != nil {
+			m.cancel()
+		}
+		p.notifier.notify(name)
+	}
+}
+
+// restConfig applies the hub's limits to a member's REST config.
+func (p *Provider) restConfig(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst, cfg.Timeout = p.opts.QPS, p.opts.Burst, p.opts.RequestTimeout
+	cfg.UserAgent = "fleetjob-hub"
+	return cfg
+}
+
+// truncate keeps messages on rows and events short.
+func truncate(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}
+
+// SetRecorder sets where Warning events about registrations go; the
+// manager that owns the recorder is built after the provider.
+func (p *Provider) SetRecorder(r events.EventRecorder) { p.opts.Recorder = r }

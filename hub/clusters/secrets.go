@@ -1,0 +1,98 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package clusters
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+)
+
+// +kubebuilder:rbac:groups="",namespace=fleetjob-system,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// connectWorkers is how many members may connect at once. Each waits at most
+// ConnectTimeout, so a few unreachable members never hold up a healthy one.
+const connectWorkers = 8
+
+// SetupWithManager watches registration Secrets on the hub.
+func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
+	local := mgr.GetLocalManager()
+	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == p.opts.Namespace })
+	return ctrl.NewControllerManagedBy(local).
+		Named("fleetjob-registrations").
+		For(&corev1.Secret{}, builder.WithPredicates(inNamespace)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: connectWorkers, SkipNameValidation: ptr.To(true)}).
+		Complete(&secretReconciler{provider: p, hub: local.GetClient()})
+}
+
+type secretReconciler struct {
+	provider *Provider
+	hub      client.Client
+}
+
+// Reconcile engages, re-engages or forgets the member a Secret registers.
+func (r *secretReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	p := r.provider
+	secret := &corev1.Secret{}
+	if err := r.hub.Get(ctx, req.NamespacedName, secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			p.remove(req.Name)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	// Unlike the stock provider, removing the label unregisters the member.
+	if !secret.DeletionTimestamp.IsZero() || secret.Labels[RegistrationLabel] != "true" {
+		p.remove(req.Name)
+		return ctrl.Result{}, nil
+	}
+	reg, err := parseRegistration(secret)
+	if err != nil {
+		p.invalid(reg, err)
+		r.warn(secret, ReasonInvalidRegistration, err)
+		return ctrl.Result{}, nil // nothing to retry until the Secret changes
+	}
+	if p.upsert(reg) {
+		return ctrl.Result{}, nil
+	}
+	log.FromContext(ctx).Info("Connecting member cluster", "cluster", reg.name, "namespace", reg.namespace)
+	if err := p.connect(ctx, reg); err != nil {
+		retry := p.failed(reg.name, err)
+		r.warn(secret, classify(err), err)
+		log.FromContext(ctx).Info("Connecting member cluster failed", "cluster", reg.name, "err", err, "retryIn", retry)
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
+	log.FromContext(ctx).Info("Engaged member cluster", "cluster", reg.name)
+	return ctrl.Result{}, nil
+}
+
+func (r *secretReconciler) warn(secret *corev1.Secret, reason string, err error) {
+	if rec := r.provider.opts.Recorder; rec != nil {
+		rec.Eventf(secret, nil, corev1.EventTypeWarning, reason, "Connect", "%s", truncate(fmt.Sprintf("cluster %s: %v", secret.Name, err), 1000))
+	}
+}

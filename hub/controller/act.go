@@ -1,0 +1,137 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/fleet"
+	"github.com/fleetjob/fleetjob/spoke"
+)
+
+// note is an event to send once the status that explains it is written.
+type note struct {
+	eventType, reason, message string
+}
+
+// act freezes the plans and starts the groups decided, a bounded number of
+// members at a time, and records failures on the clusters' views so the
+// status shows them.
+func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, views []fleet.Cluster, d fleet.Decision) []note {
+	var mu sync.Mutex
+	var notes []note
+	add := func(n note) { mu.Lock(); notes = append(notes, n); mu.Unlock() }
+	r.forEach(len(views), func(i int) {
+		c := &views[i]
+		var err error
+		if g, ok := d.Start[c.Name]; ok {
+			err = r.startGroup(ctx, cj, c, g, add)
+		} else if containsName(d.Plan, c.Name) {
+			err = r.freezePlan(ctx, cj, c, add)
+		}
+		if err != nil {
+			c.Error = err
+			add(note{corev1.EventTypeWarning, "MemberError", fmt.Sprintf("cluster %s: %v", c.Name, err)})
+		}
+	})
+	return notes
+}
+
+// freezePlan computes and stores the cluster's plan: the cluster starts.
+func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, add func(note)) error {
+	m, _ := r.Members.Member(c.Name)
+	cl, run, ok := r.member(ctx, cj, m)
+	if !ok {
+		return errors.New("cluster disengaged")
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
+	defer cancel()
+	nodes, err := spoke.ListNodes(ctx, cl.GetAPIReader())
+	if err != nil {
+		return fmt.Errorf("listing nodes: %w", err)
+	}
+	p, err := spoke.EnsurePlan(ctx, cl.GetClient(), cl.GetAPIReader(), run, nodes)
+	if err != nil {
+		return fmt.Errorf("storing the plan: %w", err)
+	}
+	present := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		present[n.Name] = true
+	}
+	c.State = spoke.Derive(&p, nil, present)
+	add(note{corev1.EventTypeNormal, "ClusterStarted", fmt.Sprintf("cluster %s: planned %d groups of %d nodes, %d skipped",
+		c.Name, len(p.Groups), p.NodeCount(), len(p.Skipped))})
+	log.FromContext(ctx).Info("Froze plan", "cluster", c.Name, "groups", len(p.Groups), "nodes", p.NodeCount())
+	return nil
+}
+
+// startGroup creates the Jobs of group g in the cluster.
+func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, g int, add func(note)) error {
+	m, _ := r.Members.Member(c.Name)
+	cl, run, ok := r.member(ctx, cj, m)
+	if !ok {
+		return errors.New("cluster disengaged")
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
+	defer cancel()
+	if g > 0 {
+		observeGroupDuration(c.State, g-1)
+	}
+	created, err := spoke.StartGroup(ctx, cl.GetClient(), cl.GetAPIReader(), run, c.State, g)
+	jobsCreated.Add(float64(len(created)))
+	if len(created) > 0 {
+		add(note{corev1.EventTypeNormal, "GroupStarted", fmt.Sprintf("cluster %s: started group %d (%s) with %d Jobs",
+			c.Name, g, c.State.Groups[g].Name, len(created))})
+		log.FromContext(ctx).Info("Started group", "cluster", c.Name, "group", g, "jobs", len(created))
+	}
+	return err
+}
+
+func containsName(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// emit sends the notes, and the run's end, after the status was written: an
+// event never tells of a state the API does not show.
+func (r *Reconciler) emit(cj *fleetv1.ClusterJob, notes []note, prevPhase fleetv1.Phase) {
+	if r.Recorder == nil {
+		return
+	}
+	if !isDone(prevPhase) && isDone(cj.Status.Phase) {
+		kind := corev1.EventTypeNormal
+		if cj.Status.Phase == fleetv1.PhaseFailed {
+			kind = corev1.EventTypeWarning
+		}
+		notes = append(notes, note{kind, string(cj.Status.Phase), fmt.Sprintf("run %s: %s clusters finished, %s nodes succeeded, %d failed",
+			cj.Status.Phase, cj.Status.Summary.ClusterProgress, cj.Status.Summary.NodeProgress, cj.Status.Summary.Nodes.Failed)})
+	}
+	for _, n := range notes {
+		r.Recorder.Eventf(cj, nil, n.eventType, n.reason, "Reconcile", "%s", n.message)
+	}
+}

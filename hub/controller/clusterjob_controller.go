@@ -1,0 +1,133 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package controller holds the hub's ClusterJob reconciler: it observes the
+// run in every selected member cluster, asks hub/fleet what to do, does it
+// through spoke, and writes the status once.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/clusters"
+	"github.com/fleetjob/fleetjob/hub/fleet"
+)
+
+// +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs/finalizers,verbs=update
+
+// Finalizer holds a ClusterJob until its Jobs and plans are gone from every
+// member: owner references cannot reach across clusters.
+const Finalizer = "fleetjob.io/cleanup"
+
+// Options tune the reconciler.
+type Options struct {
+	// RegistrationNamespace is the hub namespace of registration Secrets.
+	RegistrationNamespace string
+	// UnreachableTimeout is how long a started member may stay unreachable
+	// before it counts as failed, and how long it may hold a deletion.
+	UnreachableTimeout time.Duration
+	// MemberTimeout bounds the work done in one member per reconcile.
+	MemberTimeout time.Duration
+	// Parallelism is how many members are observed or acted on at once.
+	Parallelism int
+}
+
+// Reconciler runs ClusterJobs across the fleet.
+type Reconciler struct {
+	Manager  mcmanager.Manager
+	Hub      client.Client
+	Members  *clusters.Provider
+	Recorder events.EventRecorder
+	Clock    clock.PassiveClock
+	Options  Options
+}
+
+// Reconcile fetches, observes every selected member, decides, acts and
+// writes status once.
+func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+	cj := &fleetv1.ClusterJob{}
+	if err := r.Hub.Get(ctx, req.NamespacedName, cj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("clusterjob", req.NamespacedName))
+	if !cj.DeletionTimestamp.IsZero() {
+		return r.finalize(ctx, cj)
+	}
+	if err := r.ensureFinalizer(ctx, cj); err != nil {
+		return ctrl.Result{}, err
+	}
+	if isDone(cj.Status.Phase) {
+		return ctrl.Result{}, nil // a finished run is a record; nothing restarts it
+	}
+	names, err := r.selectClusters(ctx, cj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	in := fleet.Input{Spec: &cj.Spec, Clusters: r.observe(ctx, cj, names), Now: r.Clock.Now(), UnreachableTimeout: r.Options.UnreachableTimeout}
+	decision := fleet.Decide(in)
+	notes := r.act(ctx, cj, in.Clusters, decision)
+	status := fleet.Status(in, decision, &cj.Status, cj.Generation)
+	prevPhase := cj.Status.Phase
+	if err := r.writeStatus(ctx, cj, status); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.emit(cj, notes, prevPhase)
+	return ctrl.Result{RequeueAfter: decision.RequeueAfter}, nil
+}
+
+func (r *Reconciler) ensureFinalizer(ctx context.Context, cj *fleetv1.ClusterJob) error {
+	if controllerutil.ContainsFinalizer(cj, Finalizer) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(cj.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.AddFinalizer(cj, Finalizer)
+	return r.Hub.Patch(ctx, cj, patch)
+}
+
+// writeStatus patches the status with an optimistic lock, and not at all
+// when nothing changed: a lost race retries with fresh state.
+func (r *Reconciler) writeStatus(ctx context.Context, cj *fleetv1.ClusterJob, status fleetv1.ClusterJobStatus) error {
+	if apiequality.Semantic.DeepEqual(cj.Status, status) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(cj.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	cj.Status = status
+	if err := r.Hub.Status().Patch(ctx, cj, patch); err != nil {
+		if apierrors.IsConflict(err) {
+			log.FromContext(ctx).V(1).Info("Writing status lost a race; retrying")
+		}
+		return fmt.Errorf("writing status: %w", err)
+	}
+	return nil
+}
+
+func isDone(p fleetv1.Phase) bool { return p == fleetv1.PhaseCompleted || p == fleetv1.PhaseFailed }

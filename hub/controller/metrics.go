@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/clusters"
+	"github.com/fleetjob/fleetjob/spoke"
+)
+
+// Metrics never carry a node name as a label: a fleet has too many.
+var (
+	jobsCreated = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "fleetjob_jobs_created_total",
+		Help: "Jobs created in member clusters.",
+	})
+	groupDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "fleetjob_group_duration_seconds",
+		Help:    "Time from the first Job of a group starting to its last Job finishing.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 14), // 1s to about 4.5h
+	})
+)
+
+func init() {
+	metrics.Registry.MustRegister(jobsCreated, groupDuration)
+}
+
+// observeGroupDuration records how long group g took, from its nodes' Job
+// start and completion times; it is called when the next group starts.
+func observeGroupDuration(st spoke.State, g int) {
+	var first, last time.Time
+	for _, n := range st.Nodes {
+		if n.Group != g || n.StartTime == nil || n.CompletionTime == nil {
+			continue
+		}
+		if first.IsZero() || n.StartTime.Time.Before(first) {
+			first = n.StartTime.Time
+		}
+		if n.CompletionTime.Time.After(last) {
+			last = n.CompletionTime.Time
+		}
+	}
+	if !first.IsZero() && last.After(first) {
+		groupDuration.Observe(last.Sub(first).Seconds())
+	}
+}
+
+// Collector reports ClusterJobs by phase and member clusters by
+// reachability at scrape time, from the hub cache and the registry: gauges
+// kept by the reconciler would drift when objects are deleted.
+type Collector struct {
+	Hub     client.Reader
+	Members *clusters.Provider
+}
+
+var (
+	clusterJobsDesc = prometheus.NewDesc("fleetjob_clusterjobs", "ClusterJobs by phase.", []string{"phase"}, nil)
+	membersDesc     = prometheus.NewDesc("fleetjob_member_clusters", "Registered member clusters by reachability.", []string{"reachable", "reason"}, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- clusterJobsDesc
+	ch <- membersDesc
+}
+
+// Collect implements prometheus.Collector.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	list := &fleetv1.ClusterJobList{}
+	if err := c.Hub.List(ctx, list); err == nil {
+		byPhase := map[fleetv1.Phase]int{fleetv1.PhasePending: 0, fleetv1.PhaseRunning: 0, fleetv1.PhaseCompleted: 0, fleetv1.PhaseFailed: 0}
+		for _, cj := range list.Items {
+			p := cj.Status.Phase
+			if p == "" {
+				p = fleetv1.PhasePending
+			}
+			byPhase[p]++
+		}
+		for p, n := range byPhase {
+			ch <- prometheus.MustNewConstMetric(clusterJobsDesc, prometheus.GaugeValue, float64(n), string(p))
+		}
+	}
+	type key struct{ reachable, reason string }
+	counts := map[key]int{}
+	for _, m := range c.Members.Members() {
+		counts[key{strconv.FormatBool(m.Reachable), m.Reason}]++
+	}
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n), k.reachable, k.reason)
+	}
+}

@@ -1,0 +1,133 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/clusters"
+	"github.com/fleetjob/fleetjob/hub/fleet"
+	"github.com/fleetjob/fleetjob/spoke"
+)
+
+// selectClusters returns the run's clusters, sorted by name. The set is taken
+// once, from the registration Secrets, when the run has no status yet; after
+// that it is the status rows, so a cluster registered later never joins a
+// started run and one unregistered mid-run is reported, not forgotten.
+func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob) ([]string, error) {
+	if cj.Status.StartTime != nil || len(cj.Status.Clusters) > 0 {
+		names := make([]string, 0, len(cj.Status.Clusters))
+		for _, row := range cj.Status.Clusters {
+			names = append(names, row.Name)
+		}
+		return names, nil
+	}
+	selector, err := metav1.LabelSelectorAsSelector(cj.Spec.ClusterSelector)
+	if err != nil {
+		return nil, fmt.Errorf("spec.clusterSelector: %w", err)
+	}
+	secrets := &corev1.SecretList{}
+	if err := r.Hub.List(ctx, secrets, client.InNamespace(r.Options.RegistrationNamespace),
+		client.MatchingLabels{clusters.RegistrationLabel: "true"}); err != nil {
+		return nil, fmt.Errorf("listing registrations: %w", err)
+	}
+	var names []string
+	for _, s := range secrets.Items {
+		if s.DeletionTimestamp.IsZero() && selector.Matches(labels.Set(s.Labels)) {
+			names = append(names, s.Name)
+		}
+	}
+	slices.Sort(names)
+	return names[:min(len(names), fleetv1.MaxClusters)], nil
+}
+
+// observe reads the run in every cluster, a bounded number at a time.
+func (r *Reconciler) observe(ctx context.Context, cj *fleetv1.ClusterJob, names []string) []fleet.Cluster {
+	out := make([]fleet.Cluster, len(names))
+	r.forEach(len(names), func(i int) {
+		out[i] = r.observeCluster(ctx, cj, names[i], previousRow(cj, names[i]))
+	})
+	return out
+}
+
+func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob, name string, prev *fleetv1.ClusterStatus) fleet.Cluster {
+	c := fleet.Cluster{Name: name, Previous: prev}
+	m, ok := r.Members.Member(name)
+	if !ok {
+		c.Reason, c.UnreachableSince = "NotRegistered", r.Clock.Now()
+		c.Message = fmt.Sprintf("no registration Secret %s/%s", r.Options.RegistrationNamespace, name)
+		return c
+	}
+	c.Engaged, c.Reachable, c.Reason, c.Message, c.UnreachableSince = m.Engaged, m.Reachable, m.Reason, m.Message, m.UnreachableSince
+	cl, run, ok := r.member(ctx, cj, m)
+	if !ok {
+		c.Engaged = false
+		return c
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
+	defer cancel()
+	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), run)
+	return c
+}
+
+// member returns the engaged cluster and the run in it.
+func (r *Reconciler) member(ctx context.Context, cj *fleetv1.ClusterJob, m clusters.Member) (cluster.Cluster, spoke.Run, bool) {
+	if !m.Engaged {
+		return nil, spoke.Run{}, false
+	}
+	cl, err := r.Manager.GetCluster(ctx, multicluster.ClusterName(m.Name))
+	if err != nil {
+		return nil, spoke.Run{}, false
+	}
+	return cl, spoke.Run{ClusterJob: cj, Cluster: m.Name, Namespace: m.Namespace}, true
+}
+
+func previousRow(cj *fleetv1.ClusterJob, name string) *fleetv1.ClusterStatus {
+	for i := range cj.Status.Clusters {
+		if cj.Status.Clusters[i].Name == name {
+			return &cj.Status.Clusters[i]
+		}
+	}
+	return nil
+}
+
+// forEach runs fn(0..n-1) with at most Parallelism at once: a fleet of
+// hundreds of members is neither walked one by one nor all at once.
+func (r *Reconciler) forEach(n int, fn func(i int)) {
+	sem := make(chan struct{}, max(1, r.Options.Parallelism))
+	var wg sync.WaitGroup
+	for i := range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fn(i)
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,197 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package fleet holds the hub's pure decisions over a whole fleet: which
+// clusters may start, which group starts next in each, when a failure stops
+// the run, and the status that results. Nothing here does I/O; the
+// reconciler observes, calls Decide and Status, and acts.
+package fleet
+
+import (
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/spoke"
+)
+
+// Cluster is what the hub knows of one selected cluster in this reconcile.
+type Cluster struct {
+	Name string
+	// Engaged means the hub has a synced client for the cluster; State is
+	// meaningful only then (possibly stale if the cluster just went away).
+	Engaged bool
+	// Reachable is the result of the last probe of the cluster.
+	Reachable bool
+	// Reason and Message tell why the cluster is unreachable.
+	Reason, Message string
+	// UnreachableSince is when the hub lost the cluster (zero if reachable).
+	UnreachableSince time.Time
+	// State is the run in the cluster, read from its plan and Jobs.
+	State spoke.State
+	// Error is a failure to observe or act in the cluster this reconcile.
+	Error error
+	// Previous is the cluster's row in the last written status, if any.
+	Previous *fleetv1.ClusterStatus
+}
+
+// Input is everything Decide and Status look at.
+type Input struct {
+	Spec               *fleetv1.ClusterJobSpec
+	Clusters           []Cluster // sorted by name
+	Now                time.Time
+	UnreachableTimeout time.Duration
+}
+
+// Decision is what the reconciler should do now.
+type Decision struct {
+	// Plan lists the clusters whose plan should be frozen now: they start.
+	Plan []string
+	// Start maps a cluster to the group whose Jobs should be created.
+	Start map[string]int
+	// Stopped is true when failureStrategy exit stops the run.
+	Stopped bool
+	// RequeueAfter is the next deadline that no watch event will announce:
+	// an unreachable cluster's timeout.
+	RequeueAfter time.Duration
+}
+
+// Decide returns the actions for this reconcile.
+func Decide(in Input) Decision {
+	d := Decision{Start: map[string]int{}, Stopped: stopped(in)}
+	hold := d.Stopped || ptr.Deref(in.Spec.Suspend, false)
+	slots := freeSlots(in)
+	for _, c := range in.Clusters {
+		if wait := untilTimeout(in, c); wait > 0 && (d.RequeueAfter == 0 || wait < d.RequeueAfter) {
+			d.RequeueAfter = wait
+		}
+		if hold || !c.Engaged || !c.Reachable || c.Error != nil || timedOut(in, c) {
+			continue
+		}
+		if !c.State.Planned {
+			if slots != 0 {
+				d.Plan = append(d.Plan, c.Name)
+				slots--
+			}
+			continue
+		}
+		if g, ok := nextGroup(c.State); ok {
+			d.Start[c.Name] = g
+		}
+	}
+	return d
+}
+
+// nextGroup is the first unfinished group when it still has nodes to start.
+// A group half created by a controller that died is completed here too.
+func nextGroup(st spoke.State) (int, bool) {
+	g := st.Current()
+	if g < 0 || g >= len(st.Groups) || st.Groups[g].Pending == 0 {
+		return 0, false
+	}
+	return g, true
+}
+
+// freeSlots is how many more clusters may start under maxConcurrentClusters;
+// -1 means no limit. Clusters that started and have not finished hold a
+// slot, including unreachable ones whose Jobs may still run.
+func freeSlots(in Input) int {
+	if in.Spec.ClusterRollout == nil {
+		return -1
+	}
+	busy := 0
+	for _, c := range in.Clusters {
+		if started(c) && !finished(in, c) {
+			busy++
+		}
+	}
+	return max(0, int(in.Spec.ClusterRollout.MaxConcurrentClusters)-busy)
+}
+
+// stopped tells whether failureStrategy exit stops the whole fleet.
+func stopped(in Input) bool {
+	if in.Spec.FailureStrategy != fleetv1.FailureStrategyExit {
+		return false
+	}
+	for _, c := range in.Clusters {
+		if anyFailed(c) || timedOut(in, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// started tells whether a cluster's run began: its plan is frozen.
+func started(c Cluster) bool {
+	return c.State.Planned || c.Previous != nil && c.Previous.StartTime != nil
+}
+
+func anyFailed(c Cluster) bool {
+	if c.Engaged {
+		return c.State.AnyFailed()
+	}
+	return c.Previous != nil && c.Previous.Nodes.Failed > 0
+}
+
+// finished tells whether a cluster has nothing left to do: every group ran,
+// it timed out, or the run stopped and nothing of it is still running.
+func finished(in Input, c Cluster) bool {
+	if c.Previous != nil && isTerminal(c.Previous.Phase) {
+		return true
+	}
+	if timedOut(in, c) {
+		return true
+	}
+	if !c.Engaged {
+		return false
+	}
+	if c.State.Finished() {
+		return true
+	}
+	return stopped(in) && c.State.RunningGroup() < 0
+}
+
+// timedOut tells whether a started cluster stayed unreachable too long.
+// Clusters that never started cannot time out: nothing of the run is there.
+func timedOut(in Input, c Cluster) bool {
+	since := unreachableSince(c)
+	return !since.IsZero() && started(c) && in.Now.Sub(since) >= in.UnreachableTimeout
+}
+
+func untilTimeout(in Input, c Cluster) time.Duration {
+	since := unreachableSince(c)
+	if since.IsZero() || !started(c) {
+		return 0
+	}
+	return max(0, since.Add(in.UnreachableTimeout).Sub(in.Now))
+}
+
+// unreachableSince prefers the time written in status, which survives a
+// controller restart, to the registry's, which restarts with it.
+func unreachableSince(c Cluster) time.Time {
+	if c.Reachable && c.Engaged {
+		return time.Time{}
+	}
+	if c.Previous != nil && c.Previous.UnreachableSince != nil {
+		return c.Previous.UnreachableSince.Time
+	}
+	return c.UnreachableSince
+}
+
+func isTerminal(p fleetv1.ClusterPhase) bool {
+	return p == fleetv1.ClusterCompleted || p == fleetv1.ClusterFailed
+}
