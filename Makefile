@@ -1,0 +1,239 @@
+# fleetjob: a hub that runs ClusterJobs across a fleet of Kubernetes clusters.
+
+# Image used by docker-build, deploy and build-installer.
+IMG ?= fleetjob-hub:dev
+
+# Kubernetes version of the control-plane binaries used by envtest and the
+# local fleet. They are built from source by the tools module in
+# hack/tools/k8s, whose go.mod must require k8s.io/kubernetes at this version.
+K8S_VERSION ?= v1.36.3
+K8S_VERSION_PARTS := $(subst ., ,$(patsubst v%,%,$(K8S_VERSION)))
+K8S_MAJOR := $(word 1,$(K8S_VERSION_PARTS))
+K8S_MINOR := $(word 2,$(K8S_VERSION_PARTS))
+
+# Tool versions. Each tool is installed as bin/<tool>-<version> with a
+# bin/<tool> symlink, so bumping a version reinstalls it.
+CONTROLLER_TOOLS_VERSION ?= v0.21.0
+# kustomize v5.8.3 requires go 1.27; v5.8.2 is the newest that builds with Go 1.26.
+KUSTOMIZE_VERSION ?= v5.8.2
+GOLANGCI_LINT_VERSION ?= v2.15.0
+KWOK_VERSION ?= v0.8.0
+KIND_VERSION ?= v0.33.0
+
+# Seconds (Go duration) of the fuzz smoke run in `make test`.
+FUZZTIME ?= 10s
+
+# Arguments passed to the hub by `make run`.
+ARGS ?=
+
+# CONTAINER_TOOL defines the container tool to be used for building images.
+CONTAINER_TOOL ?= docker
+KUBECTL ?= kubectl
+
+# Setting SHELL to bash allows bash commands to be executed by recipes.
+# Options are set to exit when a recipe line exits non-zero or a piped command fails.
+SHELL = /usr/bin/env bash -o pipefail
+.SHELLFLAGS = -ec
+
+LOCALBIN := $(shell pwd)/bin
+K8S_BIN := $(LOCALBIN)/k8s/$(K8S_VERSION)
+
+CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KIND ?= $(LOCALBIN)/kind-$(KIND_VERSION)
+
+.PHONY: all
+all: build
+
+##@ General
+
+# The help target prints out all targets with their descriptions organized
+# beneath their categories. The categories are represented by '##@' and the
+# target descriptions by '##'.
+
+.PHONY: help
+help: ## Display this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "\nUsage:\n  make \033[36m<target>\033[0m\n"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 } /^##@/ { printf "\n\033[1m%s\033[0m\n", substr($$0, 5) } ' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: controller-gen ## Generate the CRD and RBAC manifests into config/.
+	$(CONTROLLER_GEN) rbac:roleName=fleetjob-hub crd paths="./..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: generate
+generate: controller-gen ## Generate DeepCopy code (zz_generated.deepcopy.go).
+	$(CONTROLLER_GEN) object:headerFile="hack/boilerplate.go.txt" paths="./..."
+
+.PHONY: fmt
+fmt: ## Run go fmt against the code.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet against the code (including the e2e suite).
+	go vet -tags e2e ./...
+
+.PHONY: lint
+lint: golangci-lint ## Run golangci-lint (includes gofmt) against the code.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-fix
+lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
+	$(GOLANGCI_LINT) run --fix ./...
+
+.PHONY: test
+test: k8s-bins ## Run all tests (unit + envtest) and a short fuzz run (FUZZTIME=10s).
+	KUBEBUILDER_ASSETS="$(K8S_BIN)" go test ./... -race=false -count=1
+	go test ./pkg/naming -run='^$$' -fuzz='^FuzzJobName$$' -fuzztime=$(FUZZTIME)
+
+.PHONY: test-unit
+test-unit: ## Run the tests without envtest assets (envtest suites skip or fail).
+	go test ./... -count=1
+
+.PHONY: verify
+verify: manifests generate fmt ## Fail if generated files or formatting are stale, then lint.
+	@changes="$$(git status --porcelain -- api config ':(glob)**/zz_generated*')"; \
+	if [ -n "$$changes" ]; then \
+		echo "verify: generated files are out of date or uncommitted (run make manifests generate fmt):"; \
+		echo "$$changes"; \
+		git --no-pager diff --stat -- api config ':(glob)**/zz_generated*'; \
+		exit 1; \
+	fi
+	$(MAKE) lint
+
+##@ Build
+
+.PHONY: build
+build: ## Build the hub binary into bin/fleetjob-hub.
+	go build -o $(LOCALBIN)/fleetjob-hub ./cmd/fleetjob-hub
+
+.PHONY: run
+run: ## Run the hub from your host against the current kubeconfig (ARGS="...").
+	go run ./cmd/fleetjob-hub $(ARGS)
+
+.PHONY: docker-build
+docker-build: ## Build the hub image (IMG=fleetjob-hub:dev).
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the hub image.
+	$(CONTAINER_TOOL) push $(IMG)
+
+.PHONY: build-installer
+build-installer: manifests generate kustomize ## Write CRD, RBAC and Deployment to dist/install.yaml.
+	mkdir -p dist
+	cd config/manager && $(KUSTOMIZE) edit set image fleetjob-hub=$(IMG)
+	$(KUSTOMIZE) build config/default > dist/install.yaml
+
+##@ Deployment
+
+ifndef ignore-not-found
+  ignore-not-found = false
+endif
+
+# Server-side apply is required: the ClusterJob CRD embeds a Job template and is
+# about 700 KB, past the 256 KiB last-applied annotation of client-side apply.
+.PHONY: install
+install: manifests kustomize ## Install the CRDs into the cluster of the current kubeconfig.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
+
+.PHONY: uninstall
+uninstall: manifests kustomize ## Uninstall the CRDs (ignore-not-found=true to ignore missing ones).
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+.PHONY: deploy
+deploy: manifests kustomize ## Deploy the hub (CRDs, RBAC, Deployment) with image IMG.
+	cd config/manager && $(KUSTOMIZE) edit set image fleetjob-hub=$(IMG)
+	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+
+.PHONY: undeploy
+undeploy: kustomize ## Undeploy the hub (ignore-not-found=true to ignore missing ones).
+	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
+
+##@ Fleet
+
+# hack/fleet.sh picks the provider itself when FLEET_PROVIDER is empty:
+# kind if `docker info` succeeds, else kwok. Only kwok needs the local binaries.
+FLEET_ENV = K8S_VERSION=$(K8S_VERSION) K8S_BIN=$(K8S_BIN) KWOK_VERSION=$(KWOK_VERSION) KIND=$(KIND)
+
+.PHONY: fleet-up
+fleet-up: ## Create the local fleet: a hub and FLEET_MEMBERS member clusters (kubeconfigs in .fleet/).
+	@provider="$${FLEET_PROVIDER:-$$(hack/fleet.sh provider)}"; \
+	if [ "$$provider" = kind ]; then $(MAKE) --no-print-directory kind; else $(MAKE) --no-print-directory k8s-bins; fi; \
+	FLEET_PROVIDER="$$provider" $(FLEET_ENV) hack/fleet.sh up
+
+.PHONY: fleet-down
+fleet-down: ## Delete the local fleet and every process it started.
+	$(FLEET_ENV) hack/fleet.sh down
+
+.PHONY: fleet-status
+fleet-status: ## List the clusters of the local fleet.
+	$(FLEET_ENV) hack/fleet.sh status
+
+.PHONY: fleet-smoke
+fleet-smoke: ## Run a node-pinned Job on member-1 and check where it ran.
+	$(FLEET_ENV) hack/fleet-smoke.sh
+
+##@ Dependencies
+
+$(LOCALBIN):
+	mkdir -p $(LOCALBIN)
+
+$(K8S_BIN):
+	mkdir -p $(K8S_BIN)
+
+K8S_CMDS := kube-apiserver kube-controller-manager kube-scheduler kubectl
+K8S_CMD_BINS := $(addprefix $(K8S_BIN)/,$(K8S_CMDS))
+K8S_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=$(K8S_MAJOR) -X $(p).gitMinor=$(K8S_MINOR))
+
+.PHONY: k8s-bins
+k8s-bins: $(K8S_CMD_BINS) $(K8S_BIN)/etcd $(K8S_BIN)/kwok $(K8S_BIN)/kwokctl ## Build the missing control-plane, etcd and kwok binaries into bin/k8s/<version>.
+
+# One `go build` for all missing Kubernetes commands: they share most packages.
+$(K8S_CMD_BINS) &: | $(K8S_BIN)
+	@grep -q '^require k8s.io/kubernetes $(K8S_VERSION)$$' hack/tools/k8s/go.mod || \
+		{ echo "hack/tools/k8s/go.mod does not require k8s.io/kubernetes $(K8S_VERSION)" >&2; exit 1; }
+	cd hack/tools/k8s && go build -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/ \
+		$(addprefix k8s.io/kubernetes/cmd/,$(notdir $(filter-out $(wildcard $(K8S_CMD_BINS)),$(K8S_CMD_BINS))))
+
+$(K8S_BIN)/etcd: | $(K8S_BIN)
+	cd hack/tools/etcd && go build -o $@ .
+
+$(K8S_BIN)/kwok $(K8S_BIN)/kwokctl &: | $(K8S_BIN)
+	GOBIN=$(K8S_BIN) go install \
+		$(foreach c,$(notdir $(filter-out $(wildcard $(K8S_BIN)/kwok $(K8S_BIN)/kwokctl),$(K8S_BIN)/kwok $(K8S_BIN)/kwokctl)),sigs.k8s.io/kwok/cmd/$(c)@$(KWOK_VERSION))
+
+.PHONY: controller-gen
+controller-gen: $(CONTROLLER_GEN) ## Install controller-gen into bin/.
+$(CONTROLLER_GEN): | $(LOCALBIN)
+	$(call go-install-tool,$(LOCALBIN)/controller-gen,sigs.k8s.io/controller-tools/cmd/controller-gen,$(CONTROLLER_TOOLS_VERSION))
+
+.PHONY: kustomize
+kustomize: $(KUSTOMIZE) ## Install kustomize into bin/.
+$(KUSTOMIZE): | $(LOCALBIN)
+	$(call go-install-tool,$(LOCALBIN)/kustomize,sigs.k8s.io/kustomize/kustomize/v5,$(KUSTOMIZE_VERSION))
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into bin/.
+$(GOLANGCI_LINT): | $(LOCALBIN)
+	$(call go-install-tool,$(LOCALBIN)/golangci-lint,github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+.PHONY: kind
+kind: $(KIND) ## Install kind into bin/ (only used when FLEET_PROVIDER=kind).
+$(KIND): | $(LOCALBIN)
+	$(call go-install-tool,$(LOCALBIN)/kind,sigs.k8s.io/kind,$(KIND_VERSION))
+
+# go-install-tool will 'go install' any package with custom target and name of binary, if it doesn't exist
+# $1 - target path with name of binary (without the version)
+# $2 - package url which can be installed
+# $3 - specific version of package
+define go-install-tool
+@set -e; \
+package=$(2)@$(3); \
+echo "Downloading $${package}"; \
+rm -f "$(1)"; \
+GOBIN="$(LOCALBIN)" go install "$${package}"; \
+mv "$(LOCALBIN)/$$(basename "$(1)")" "$(1)-$(3)"; \
+ln -sf "$$(basename "$(1)")-$(3)" "$(1)"
+endef
