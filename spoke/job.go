@@ -1,0 +1,135 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spoke
+
+import (
+	"maps"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/naming"
+)
+
+// BuildJob is the Job that runs run's template on node, the group-th group
+// of the plan, named groupName. It is pure: the same inputs always give the
+// same Job, under a name a restarted controller finds again.
+func BuildJob(run Run, node string, group int, groupName string) *batchv1.Job {
+	cj := run.ClusterJob
+	tmpl := cj.Spec.JobTemplate.DeepCopy()
+	labels := jobLabels(run, node, group)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        naming.JobName(cj.Name, cj.UID, run.Cluster, node),
+			Namespace:   run.Namespace,
+			Labels:      merged(tmpl.Labels, labels),
+			Annotations: merged(tmpl.Annotations, jobAnnotations(run, node, groupName)),
+		},
+		Spec: tmpl.Spec,
+	}
+	// The run decides when its Jobs go away: a Job deleted by its TTL would
+	// look like a node never started, and run again.
+	job.Spec.TTLSecondsAfterFinished = nil
+	pod := &job.Spec.Template
+	pod.Labels = merged(pod.Labels, labels)
+	setEnv(&pod.Spec, []corev1.EnvVar{
+		{Name: fleetv1.NodeNameEnv, Value: node},
+		{Name: fleetv1.ClusterNameEnv, Value: run.Cluster},
+		{Name: fleetv1.GroupEnv, Value: groupName},
+	})
+	pinToNode(&pod.Spec, node)
+	return job
+}
+
+// jobLabels are on the Job and its pods, so both can be selected per run,
+// cluster, node and group.
+func jobLabels(run Run, node string, group int) map[string]string {
+	l := runLabels(run)
+	l[fleetv1.NodeLabel] = naming.LabelValue(node)
+	l[fleetv1.GroupIndexLabel] = strconv.Itoa(group)
+	return l
+}
+
+func jobAnnotations(run Run, node, groupName string) map[string]string {
+	a := runAnnotations(run)
+	a[fleetv1.NodeAnnotation] = node
+	a[fleetv1.GroupAnnotation] = groupName
+	return a
+}
+
+// merged is base with ours on top: fleetjob's keys win, since the run finds
+// its objects by them.
+func merged(base, ours map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(ours))
+	maps.Copy(out, base)
+	maps.Copy(out, ours)
+	return out
+}
+
+// setEnv sets vars in every container and init container, replacing a
+// variable of the same name in place, so the work always sees where it runs.
+func setEnv(spec *corev1.PodSpec, vars []corev1.EnvVar) {
+	for _, containers := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range containers {
+			for _, v := range vars {
+				containers[i].Env = withEnv(containers[i].Env, v)
+			}
+		}
+	}
+}
+
+func withEnv(env []corev1.EnvVar, v corev1.EnvVar) []corev1.EnvVar {
+	for i := range env {
+		if env[i].Name == v.Name {
+			env[i] = v
+			return env
+		}
+	}
+	return append(env, v)
+}
+
+// pinToNode makes node the only node the pod can be scheduled on, the way
+// the DaemonSet controller does: a required `metadata.name In [node]` field
+// term ANDed into every term of the template's required node affinity (the
+// terms are ORed, so each must carry it), or one new term if there is none.
+// Unlike spec.nodeName, this goes through the scheduler, so resources,
+// taints and preemption are honoured and an unfit pod stays Pending with a
+// reason.
+func pinToNode(spec *corev1.PodSpec, node string) {
+	req := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}
+	if spec.Affinity == nil {
+		spec.Affinity = &corev1.Affinity{}
+	}
+	if spec.Affinity.NodeAffinity == nil {
+		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	na := spec.Affinity.NodeAffinity
+	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{}
+	}
+	required := na.RequiredDuringSchedulingIgnoredDuringExecution
+	if len(required.NodeSelectorTerms) == 0 {
+		required.NodeSelectorTerms = []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{req}}}
+		return
+	}
+	for i := range required.NodeSelectorTerms {
+		required.NodeSelectorTerms[i].MatchFields = append(required.NodeSelectorTerms[i].MatchFields, req)
+	}
+}

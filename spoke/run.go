@@ -1,0 +1,74 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package spoke is everything fleetjob does inside one member cluster for one
+// ClusterJob: freeze the plan, derive the state of the run from the objects
+// that exist there, start a group's Jobs, and clean up. It is given a client
+// for the member and a snapshot of the ClusterJob and knows nothing of the
+// hub or of other clusters, so the hub (push) and a member agent (pull) run
+// the same code.
+package spoke
+
+import (
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/naming"
+)
+
+// Run identifies one ClusterJob's work in one member cluster.
+type Run struct {
+	// ClusterJob is the hub snapshot; its Name, Namespace, UID and Spec are
+	// used.
+	ClusterJob *fleetv1.ClusterJob
+	// Cluster is the member cluster name (the registration Secret's name).
+	Cluster string
+	// Namespace is the member work namespace where the Jobs and the plan live.
+	Namespace string
+}
+
+// uidLabels select every object of ClusterJob uid in a member. managed-by is
+// part of the selector so that an object someone else labelled by hand is
+// never taken for ours.
+func uidLabels(uid types.UID) client.MatchingLabels {
+	return client.MatchingLabels{
+		fleetv1.ManagedByLabel:     fleetv1.ManagedByValue,
+		fleetv1.ClusterJobUIDLabel: naming.LabelValue(string(uid)),
+	}
+}
+
+// runLabels are the labels on every object of run in the member.
+func runLabels(run Run) map[string]string {
+	l := uidLabels(run.ClusterJob.UID)
+	l[fleetv1.ClusterLabel] = naming.LabelValue(run.Cluster)
+	return l
+}
+
+// runAnnotations carry the full names the labels may have hashed.
+func runAnnotations(run Run) map[string]string {
+	return map[string]string{
+		fleetv1.ClusterJobAnnotation: client.ObjectKeyFromObject(run.ClusterJob).String(),
+		fleetv1.ClusterAnnotation:    run.Cluster,
+	}
+}
+
+// ownedBy tells whether obj carries ClusterJob uid's label. It is how an
+// object found under one of our deterministic names is told apart from a
+// foreign one, which is never adopted.
+func ownedBy(obj client.Object, uid types.UID) bool {
+	return obj.GetLabels()[fleetv1.ClusterJobUIDLabel] == naming.LabelValue(string(uid))
+}

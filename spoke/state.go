@@ -1,0 +1,229 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spoke
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/plan"
+)
+
+// NodePhase is the state of one planned node's Job.
+type NodePhase string
+
+const (
+	// NodePending means the node has no Job yet.
+	NodePending NodePhase = "Pending"
+	// NodeRunning means the node's Job exists and has not finished.
+	NodeRunning NodePhase = "Running"
+	// NodeSucceeded means the node's Job completed.
+	NodeSucceeded NodePhase = "Succeeded"
+	// NodeFailed means the node's Job failed, or the node was deleted while
+	// its Job ran.
+	NodeFailed NodePhase = "Failed"
+	// NodeSkipped means the node was deleted before its Job was created.
+	NodeSkipped NodePhase = "Skipped"
+)
+
+// ReasonNodeDeleted is the reason of a node that disappeared after it was
+// planned.
+const ReasonNodeDeleted = "NodeDeleted"
+
+// NodeState is one planned node's result.
+type NodeState struct {
+	// Node is the node name.
+	Node string
+	// Job is the name of the node's Job, empty while it has none.
+	Job string
+	// Group is the index of the node's group in the plan.
+	Group int
+	// GroupName is the name of the node's group.
+	GroupName string
+	// Phase is the node's state.
+	Phase NodePhase
+	// Reason and Message tell why a node failed or was skipped.
+	Reason, Message string
+	// StartTime is the Job's status.startTime.
+	StartTime *metav1.Time
+	// CompletionTime is when the Job's terminal condition became True.
+	CompletionTime *metav1.Time
+}
+
+// GroupState counts the nodes of one group by phase.
+type GroupState struct {
+	// Name is the group's name in the plan.
+	Name string
+	// Nodes is the number of planned nodes in the group.
+	Nodes int
+	// Pending, Running, Succeeded, Failed and Skipped count the nodes by
+	// phase; they add up to Nodes.
+	Pending, Running, Succeeded, Failed, Skipped int
+}
+
+// Started tells whether some node of the group is not Pending.
+func (g GroupState) Started() bool { return g.Pending < g.Nodes }
+
+// Finished tells whether every node of the group is Succeeded, Failed or
+// Skipped.
+func (g GroupState) Finished() bool { return g.Succeeded+g.Failed+g.Skipped == g.Nodes }
+
+// State is the run in one member, derived from what exists there.
+type State struct {
+	// Planned tells whether the frozen plan exists.
+	Planned bool
+	// Plan is the frozen plan.
+	Plan plan.Plan
+	// Groups are in the order of Plan.Groups.
+	Groups []GroupState
+	// Nodes are the planned nodes in plan order, group by group.
+	Nodes []NodeState
+}
+
+// Finished tells whether the run is planned and every group finished. A plan
+// with no group is finished: there is nothing to run.
+func (s State) Finished() bool { return s.Planned && s.Current() == len(s.Groups) }
+
+// AnyFailed tells whether some node failed.
+func (s State) AnyFailed() bool {
+	for _, g := range s.Groups {
+		if g.Failed > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Current is the index of the first group not finished, len(Groups) when all
+// finished, or -1 when the run is not planned.
+func (s State) Current() int {
+	if !s.Planned {
+		return -1
+	}
+	for i, g := range s.Groups {
+		if !g.Finished() {
+			return i
+		}
+	}
+	return len(s.Groups)
+}
+
+// RunningGroup is the index of a group with Running nodes, or -1.
+func (s State) RunningGroup() int {
+	for i, g := range s.Groups {
+		if g.Running > 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// Derive is the state of a run from its frozen plan p (nil when there is
+// none), the run's Jobs and the names of the nodes that exist now. It is
+// pure. Jobs are matched to nodes by their node annotation; Jobs of nodes not
+// in the plan are ignored.
+func Derive(p *plan.Plan, jobs []batchv1.Job, nodesPresent map[string]bool) State {
+	if p == nil {
+		return State{}
+	}
+	byNode := make(map[string]*batchv1.Job, len(jobs))
+	for i := range jobs {
+		byNode[jobs[i].Annotations[fleetv1.NodeAnnotation]] = &jobs[i]
+	}
+	st := State{Planned: true, Plan: *p, Groups: make([]GroupState, len(p.Groups)), Nodes: make([]NodeState, 0, p.NodeCount())}
+	for i, g := range p.Groups {
+		st.Groups[i] = GroupState{Name: g.Name, Nodes: len(g.Nodes)}
+		for _, node := range g.Nodes {
+			ns := nodeState(node, byNode[node], nodesPresent[node])
+			ns.Group, ns.GroupName = i, g.Name
+			st.Groups[i].count(ns.Phase)
+			st.Nodes = append(st.Nodes, ns)
+		}
+	}
+	return st
+}
+
+func (g *GroupState) count(p NodePhase) {
+	switch p {
+	case NodePending:
+		g.Pending++
+	case NodeRunning:
+		g.Running++
+	case NodeSucceeded:
+		g.Succeeded++
+	case NodeFailed:
+		g.Failed++
+	case NodeSkipped:
+		g.Skipped++
+	}
+}
+
+// nodeState is one node's state from its Job (nil when it has none) and
+// whether the node still exists. A deleted node's Job can never finish, so
+// it counts as failed rather than running forever.
+func nodeState(node string, job *batchv1.Job, present bool) NodeState {
+	if job == nil {
+		if present {
+			return NodeState{Node: node, Phase: NodePending}
+		}
+		return NodeState{Node: node, Phase: NodeSkipped, Reason: ReasonNodeDeleted, Message: "node was deleted before its Job started"}
+	}
+	ns := NodeState{Node: node, Job: job.Name, StartTime: job.Status.StartTime.DeepCopy()}
+	phase, cond := jobOutcome(job)
+	switch {
+	case cond != nil:
+		ns.Phase, ns.CompletionTime = phase, cond.LastTransitionTime.DeepCopy()
+		if phase == NodeFailed {
+			ns.Reason, ns.Message = cond.Reason, cond.Message
+		}
+	case present:
+		ns.Phase = NodeRunning
+	default:
+		ns.Phase, ns.Reason, ns.Message = NodeFailed, ReasonNodeDeleted, "node was deleted while its Job ran"
+	}
+	return ns
+}
+
+// jobOutcome reads a Job's result from its conditions only: counters lag
+// the conditions and depend on the Job's policies. FailureTarget and
+// SuccessCriteriaMet are set before Failed and Complete, while the last pods
+// terminate; the outcome is decided then. It returns NodeRunning and nil for
+// a Job that has not finished.
+func jobOutcome(job *batchv1.Job) (NodePhase, *batchv1.JobCondition) {
+	for _, t := range []batchv1.JobConditionType{batchv1.JobFailed, batchv1.JobFailureTarget} {
+		if c := trueCondition(job, t); c != nil {
+			return NodeFailed, c
+		}
+	}
+	for _, t := range []batchv1.JobConditionType{batchv1.JobComplete, batchv1.JobSuccessCriteriaMet} {
+		if c := trueCondition(job, t); c != nil {
+			return NodeSucceeded, c
+		}
+	}
+	return NodeRunning, nil
+}
+
+func trueCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
+	for i, c := range job.Status.Conditions {
+		if c.Type == t && c.Status == corev1.ConditionTrue {
+			return &job.Status.Conditions[i]
+		}
+	}
+	return nil
+}
