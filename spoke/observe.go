@@ -1,0 +1,144 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spoke
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/plan"
+)
+
+const (
+	// nodePageSize keeps each page of a full Node list to a few MiB.
+	nodePageSize = 500
+	// maxNodes is the most nodes ListNodes returns. Kubernetes supports 5,000
+	// nodes per cluster; far above that, something is wrong, and holding
+	// every full Node in memory would hurt the caller.
+	maxNodes = 100000
+)
+
+// Observe reads the run's frozen plan, its Jobs and the names of the nodes
+// that exist, and derives the run's state. c may be a cached client: its
+// lists are not paged, because a cache does not support continue tokens, and
+// nodes are read metadata-only, so a cache holds only their metadata.
+func Observe(ctx context.Context, c client.Reader, run Run) (State, error) {
+	p, found, err := readPlan(ctx, c, run.Namespace, run.ClusterJob.UID)
+	if err != nil || !found {
+		return State{}, err
+	}
+	var jobs batchv1.JobList
+	if err := c.List(ctx, &jobs, client.InNamespace(run.Namespace), uidLabels(run.ClusterJob.UID)); err != nil {
+		return State{}, fmt.Errorf("listing the Jobs of the run in namespace %s: %w", run.Namespace, err)
+	}
+	nodes, err := nodeNames(ctx, c)
+	if err != nil {
+		return State{}, err
+	}
+	return Derive(&p, jobs.Items, nodes), nil
+}
+
+// nodeNames is the set of the names of the nodes that exist now.
+func nodeNames(ctx context.Context, c client.Reader) (map[string]bool, error) {
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
+	if err := c.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	names := make(map[string]bool, len(list.Items))
+	for _, n := range list.Items {
+		names[n.Name] = true
+	}
+	return names, nil
+}
+
+// readPlan reads the frozen plan of ClusterJob uid from namespace. found is
+// false when there is none. A ConfigMap of the plan's name that does not
+// carry uid's label is an error: it is someone else's and is never read as
+// ours.
+func readPlan(ctx context.Context, r client.Reader, namespace string, uid types.UID) (plan.Plan, bool, error) {
+	var cm corev1.ConfigMap
+	key := client.ObjectKey{Namespace: namespace, Name: naming.PlanName(uid)}
+	if err := r.Get(ctx, key, &cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return plan.Plan{}, false, nil
+		}
+		return plan.Plan{}, false, fmt.Errorf("reading the plan ConfigMap %s: %w", key, err)
+	}
+	p, err := decodePlan(&cm, uid)
+	return p, err == nil, err
+}
+
+func decodePlan(cm *corev1.ConfigMap, uid types.UID) (plan.Plan, error) {
+	key := client.ObjectKeyFromObject(cm)
+	if !ownedBy(cm, uid) {
+		return plan.Plan{}, fmt.Errorf("ConfigMap %s exists but does not belong to ClusterJob %s", key, uid)
+	}
+	data, ok := cm.Data[planKey]
+	if !ok {
+		return plan.Plan{}, fmt.Errorf("plan ConfigMap %s has no %s", key, planKey)
+	}
+	var p plan.Plan
+	if err := json.Unmarshal([]byte(data), &p); err != nil {
+		return plan.Plan{}, fmt.Errorf("decoding plan ConfigMap %s: %w", key, err)
+	}
+	return p, nil
+}
+
+// ListNodes lists every Node, full objects, in pages so that no single
+// response is huge. r should read from the API server: a cache does not
+// page. It fails when the cluster has more than 100,000 nodes.
+func ListNodes(ctx context.Context, r client.Reader) ([]corev1.Node, error) {
+	var nodes []corev1.Node
+	opts := []client.ListOption{client.Limit(nodePageSize)}
+	for {
+		var page corev1.NodeList
+		if err := r.List(ctx, &page, opts...); err != nil {
+			return nil, fmt.Errorf("listing nodes: %w", err)
+		}
+		nodes = append(nodes, page.Items...)
+		if err := checkNodeCount(len(nodes), page.RemainingItemCount); err != nil {
+			return nil, err
+		}
+		if page.Continue == "" {
+			return nodes, nil
+		}
+		opts = []client.ListOption{client.Limit(nodePageSize), client.Continue(page.Continue)}
+	}
+}
+
+// checkNodeCount fails as soon as the nodes listed, plus those the server
+// says remain, pass maxNodes, before the rest are downloaded.
+func checkNodeCount(listed int, remaining *int64) error {
+	total := int64(listed)
+	if remaining != nil {
+		total += *remaining
+	}
+	if total > maxNodes {
+		return fmt.Errorf("the cluster has more than %d nodes (at least %d), more than fleetjob plans", maxNodes, total)
+	}
+	return nil
+}

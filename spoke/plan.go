@@ -1,0 +1,118 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spoke
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/plan"
+)
+
+const (
+	// planKey is the ConfigMap data key that holds the plan as JSON.
+	planKey = "plan.json"
+	// planComponent is the ComponentLabel value of a plan ConfigMap.
+	planComponent = "plan"
+	// maxPlanBytes leaves room under the 1 MiB ConfigMap limit for the
+	// object's metadata. About 20,000 nodes with 40-character names fit.
+	maxPlanBytes = 900 << 10
+)
+
+// EnsurePlan returns the run's frozen plan. When there is none, it computes
+// one from nodes and stores it in an immutable ConfigMap, so that a node
+// joining or leaving later never changes a started run. c may be cached;
+// live must read from the API server: it reads the plan another writer
+// stored first. The work namespace must exist: it is created when the
+// cluster is registered, not here.
+func EnsurePlan(ctx context.Context, c client.Client, live client.Reader, run Run, nodes []corev1.Node) (plan.Plan, error) {
+	cj := run.ClusterJob
+	if p, found, err := readPlan(ctx, c, run.Namespace, cj.UID); err != nil || found {
+		return p, err
+	}
+	p, err := plan.Compute(nodes, &cj.Spec, cj.UID, run.Cluster)
+	if err != nil {
+		return plan.Plan{}, fmt.Errorf("planning cluster %s: %w", run.Cluster, err)
+	}
+	cm, err := planConfigMap(run, p)
+	if err != nil {
+		return plan.Plan{}, err
+	}
+	err = c.Create(ctx, cm)
+	switch {
+	case err == nil:
+		return p, nil
+	case apierrors.IsAlreadyExists(err):
+		return readStoredPlan(ctx, live, client.ObjectKeyFromObject(cm), cj.UID)
+	default:
+		return plan.Plan{}, fmt.Errorf("creating plan ConfigMap %s: %w", client.ObjectKeyFromObject(cm), namespaceError(err, run.Namespace))
+	}
+}
+
+// readStoredPlan reads the plan another writer stored first (or that the
+// cache had not seen yet); it wins over the one just computed.
+func readStoredPlan(ctx context.Context, live client.Reader, key client.ObjectKey, uid types.UID) (plan.Plan, error) {
+	var stored corev1.ConfigMap
+	if err := live.Get(ctx, key, &stored); err != nil {
+		return plan.Plan{}, fmt.Errorf("reading the existing plan ConfigMap %s: %w", key, err)
+	}
+	return decodePlan(&stored, uid)
+}
+
+// planConfigMap stores p for run. It is immutable: nothing may change a plan
+// once Jobs may have been started from it.
+func planConfigMap(run Run, p plan.Plan) (*corev1.ConfigMap, error) {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the plan: %w", err)
+	}
+	if len(data) > maxPlanBytes {
+		return nil, fmt.Errorf("the plan of cluster %s is %d bytes, more than the %d a ConfigMap can hold: select fewer nodes", run.Cluster, len(data), maxPlanBytes)
+	}
+	labels := runLabels(run)
+	labels[fleetv1.ComponentLabel] = planComponent
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        naming.PlanName(run.ClusterJob.UID),
+			Namespace:   run.Namespace,
+			Labels:      labels,
+			Annotations: runAnnotations(run),
+		},
+		Immutable: ptr.To(true),
+		Data:      map[string]string{planKey: string(data)},
+	}, nil
+}
+
+// namespaceError names the namespace when a Create failed because it does
+// not exist: the API server answers a Create in a missing namespace with
+// NotFound, and nothing else a Create does is NotFound.
+func namespaceError(err error, namespace string) error {
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("namespace %s does not exist in the member cluster (registering the cluster creates it): %w", namespace, err)
+	}
+	return err
+}

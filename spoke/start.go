@@ -1,0 +1,94 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spoke
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ConflictError reports a Job under one of the run's names that belongs to
+// someone else. It is never adopted: the node is not run, and the conflict
+// is reported.
+type ConflictError struct {
+	// Job is the Job's name.
+	Job string
+	// Namespace is the Job's namespace.
+	Namespace string
+}
+
+// Error implements error.
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("Job %s/%s exists and does not belong to this ClusterJob", e.Namespace, e.Job)
+}
+
+// StartGroup creates the Jobs of the group-th group for its nodes that are
+// Pending in st, and returns the Jobs it created. A Job that already exists
+// and carries the run's UID label was created before, by this or another
+// writer, and counts as started but not as created; one that does not is a
+// *ConflictError (find it with errors.As: several are joined), and the
+// other nodes are still started. live must read from the API server.
+// StartGroup stops at the first other error.
+func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Run, st State, group int) ([]batchv1.Job, error) {
+	if group < 0 || group >= len(st.Groups) {
+		return nil, fmt.Errorf("group %d is not in the plan of cluster %s, which has %d groups", group, run.Cluster, len(st.Groups))
+	}
+	var created []batchv1.Job
+	var conflicts []error
+	for _, n := range st.Nodes {
+		if n.Group != group || n.Phase != NodePending {
+			continue
+		}
+		job := BuildJob(run, n.Node, group, n.GroupName)
+		made, err := createJob(ctx, c, live, run, job)
+		var conflict *ConflictError
+		switch {
+		case errors.As(err, &conflict):
+			conflicts = append(conflicts, err)
+		case err != nil:
+			return created, errors.Join(append(conflicts, err)...)
+		case made:
+			created = append(created, *job)
+		}
+	}
+	return created, errors.Join(conflicts...)
+}
+
+// createJob creates job. made is false when it already existed as the run's
+// own: st may come from a cache that has not seen it yet.
+func createJob(ctx context.Context, c client.Client, live client.Reader, run Run, job *batchv1.Job) (bool, error) {
+	err := c.Create(ctx, job)
+	if err == nil {
+		return true, nil
+	}
+	if !apierrors.IsAlreadyExists(err) {
+		return false, fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, namespaceError(err, job.Namespace))
+	}
+	var existing batchv1.Job
+	if err := live.Get(ctx, client.ObjectKeyFromObject(job), &existing); err != nil {
+		return false, fmt.Errorf("reading the existing Job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	if !ownedBy(&existing, run.ClusterJob.UID) {
+		return false, &ConflictError{Job: job.Name, Namespace: job.Namespace}
+	}
+	return false, nil
+}

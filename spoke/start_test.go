@@ -1,0 +1,189 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spoke
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/plan"
+)
+
+// fourNodes is a plan of batches a,b then c,d.
+var fourNodes = plan.Plan{Groups: []plan.Group{
+	{Name: "batch-1", Nodes: []string{"a", "b"}},
+	{Name: "batch-2", Nodes: []string{"c", "d"}},
+}}
+
+// forbidNode makes Create of node's Job fail as if a quota refused it.
+func forbidNode(node string) interceptor.Funcs {
+	return interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		if obj.GetAnnotations()[fleetv1.NodeAnnotation] == node {
+			return apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, obj.GetName(), errors.New("exceeded quota"))
+		}
+		return c.Create(ctx, obj, opts...)
+	}}
+}
+
+func TestStartGroup(t *testing.T) {
+	testCases := map[string]struct {
+		objs        []client.Object
+		funcs       interceptor.Funcs
+		stateJobs   []batchv1.Job // the Jobs the caller saw, maybe stale
+		group       int
+		wantCreated []string
+		wantJobs    []string // every Job in the namespace afterwards
+		wantErr     string
+	}{
+		"creates the Pending nodes of the group only": {
+			objs:        []client.Object{makeJob("b").Ptr()},
+			stateJobs:   []batchv1.Job{makeJob("b").Obj()},
+			group:       0,
+			wantCreated: []string{"a"},
+			wantJobs:    []string{"a", "b"},
+		},
+		"second group, deleted node skipped": {
+			group:       1,
+			wantCreated: []string{"c"},
+			wantJobs:    []string{"c"},
+		},
+		"own Job missing from a stale state is success, not created": {
+			objs:        []client.Object{makeJob("a").Ptr()},
+			group:       0,
+			wantCreated: []string{"b"},
+			wantJobs:    []string{"a", "b"},
+		},
+		"foreign Job is a conflict, the other nodes still start": {
+			objs:        []client.Object{makeJob("a").Owner(otherUID).Ptr()},
+			group:       0,
+			wantCreated: []string{"b"},
+			wantJobs:    []string{"a", "b"},
+			wantErr:     "Job fleetjob-system/" + jobName("a") + " exists and does not belong to this ClusterJob",
+		},
+		"Job without any UID label is a conflict": {
+			objs:        []client.Object{makeJob("b").Owner("").Ptr()},
+			group:       0,
+			wantCreated: []string{"a"},
+			wantJobs:    []string{"a", "b"},
+			wantErr:     "Job fleetjob-system/" + jobName("b") + " exists and does not belong to this ClusterJob",
+		},
+		"API error stops the group": {
+			funcs:       forbidNode("a"),
+			group:       0,
+			wantCreated: nil,
+			wantJobs:    nil,
+			wantErr:     "creating Job fleetjob-system/" + jobName("a") + `: jobs.batch "` + jobName("a") + `" is forbidden: exceeded quota`,
+		},
+		"group out of range": {
+			group:   2,
+			wantErr: "group 2 is not in the plan of cluster member-1, which has 2 groups",
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			live := fake.NewClientBuilder().WithObjects(tc.objs...).Build()
+			c := interceptor.NewClient(live, tc.funcs)
+			st := Derive(&fourNodes, tc.stateJobs, present("a", "b", "c"))
+			created, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Batch(2).Obj()), st, tc.group)
+			if diff := cmp.Diff(tc.wantErr, errorString(err)); diff != "" {
+				t.Errorf("StartGroup() error mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantCreated, jobNodes(created)); diff != "" {
+				t.Errorf("StartGroup() created mismatch (-want +got):\n%s", diff)
+			}
+			var jobs batchv1.JobList
+			if err := live.List(context.Background(), &jobs); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantJobs, jobNodes(jobs.Items)); diff != "" {
+				t.Errorf("Jobs afterwards mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStartGroupConflictError(t *testing.T) {
+	live := fake.NewClientBuilder().WithObjects(makeJob("a").Owner(otherUID).Ptr()).Build()
+	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"))
+	_, err := StartGroup(context.Background(), live, live, testRun(makeClusterJob("disk-clean").Obj()), st, 0)
+	var conflict *ConflictError
+	if !errors.As(err, &conflict) {
+		t.Fatalf("StartGroup() error = %v, want a *ConflictError", err)
+	}
+	if diff := cmp.Diff(&ConflictError{Job: jobName("a"), Namespace: testNamespace}, conflict); diff != "" {
+		t.Errorf("ConflictError mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestStartGroupIdempotent starts a group twice from the same state, as a
+// controller does when its cache lags: the second call creates nothing and
+// does not fail.
+func TestStartGroupIdempotent(t *testing.T) {
+	c := fake.NewClientBuilder().Build()
+	run := testRun(makeClusterJob("disk-clean").Obj())
+	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"))
+	first, err := StartGroup(context.Background(), c, c, run, st, 0)
+	if err != nil {
+		t.Fatalf("first StartGroup() error = %v", err)
+	}
+	second, err := StartGroup(context.Background(), c, c, run, st, 0)
+	if err != nil {
+		t.Fatalf("second StartGroup() error = %v", err)
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, jobNodes(first)); diff != "" {
+		t.Errorf("first StartGroup() created mismatch (-want +got):\n%s", diff)
+	}
+	if len(second) != 0 {
+		t.Errorf("second StartGroup() created %v, want none", jobNodes(second))
+	}
+}
+
+// TestStartGroupWrapsAPIErrors checks the caller can still tell what the
+// API server said.
+func TestStartGroupWrapsAPIErrors(t *testing.T) {
+	c := fake.NewClientBuilder().WithInterceptorFuncs(forbidNode("a")).Build()
+	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"))
+	_, err := StartGroup(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), st, 0)
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("StartGroup() error = %v, want a Forbidden API error", err)
+	}
+}
+
+func jobNodes(jobs []batchv1.Job) []string {
+	var out []string
+	for _, j := range jobs {
+		out = append(out, j.Annotations[fleetv1.NodeAnnotation])
+	}
+	return out
+}
+
+func errorString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
