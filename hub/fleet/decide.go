@@ -79,14 +79,23 @@ func Decide(in Input) Decision {
 		if wait := untilTimeout(in, c); wait > 0 && (d.RequeueAfter == 0 || wait < d.RequeueAfter) {
 			d.RequeueAfter = wait
 		}
-		if hold || !c.Engaged || !c.Reachable || c.Error != nil || timedOut(in, c) {
+		if hold || finished(in, c) {
 			continue
 		}
-		if !c.State.Planned {
-			if slots != 0 {
-				d.Plan = append(d.Plan, c.Name)
-				slots--
+		ready := c.Engaged && c.Reachable && c.Error == nil
+		if !started(c) {
+			// Clusters take their turn in name order: one not ready yet
+			// keeps its place rather than let a later one overtake it.
+			if slots == 0 {
+				continue
 			}
+			slots--
+			if ready {
+				d.Plan = append(d.Plan, c.Name)
+			}
+			continue
+		}
+		if !ready || !c.State.Planned {
 			continue
 		}
 		if g, ok := nextGroup(c.State); ok {
@@ -165,16 +174,17 @@ func finished(in Input, c Cluster) bool {
 	return stopped(in) && c.State.RunningGroup() < 0
 }
 
-// timedOut tells whether a started cluster stayed unreachable too long.
-// Clusters that never started cannot time out: nothing of the run is there.
+// timedOut tells whether a cluster stayed unreachable too long. A cluster
+// that never became reachable times out too, or one bad registration would
+// hold the whole run forever.
 func timedOut(in Input, c Cluster) bool {
 	since := unreachableSince(c)
-	return !since.IsZero() && started(c) && in.Now.Sub(since) >= in.UnreachableTimeout
+	return !since.IsZero() && in.Now.Sub(since) >= in.UnreachableTimeout
 }
 
 func untilTimeout(in Input, c Cluster) time.Duration {
 	since := unreachableSince(c)
-	if since.IsZero() || !started(c) {
+	if since.IsZero() {
 		return 0
 	}
 	return max(0, since.Add(in.UnreachableTimeout).Sub(in.Now))

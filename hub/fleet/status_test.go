@@ -1,0 +1,823 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package fleet
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+)
+
+// Condition summaries, "status reason", as conditionSummary writes them.
+const (
+	completedConditions = "Completed"
+	runningConditions   = "Running"
+)
+
+// conditionSummary is "status reason" per condition type.
+func conditionSummary(conds []metav1.Condition) map[string]string {
+	out := map[string]string{}
+	for _, c := range conds {
+		out[c.Type] = string(c.Status) + " " + c.Reason
+	}
+	return out
+}
+
+// wantConditions are the summaries of a run in the given state: progressing
+// while the run has work left, then complete or failed, with reason; and
+// suspended.
+func wantConditions(progressing bool, complete, failed string, suspended bool) map[string]string {
+	out := map[string]string{}
+	switch {
+	case progressing:
+		out[fleetv1.ConditionProgressing] = "True " + complete
+		out[fleetv1.ConditionComplete] = "False " + complete
+		out[fleetv1.ConditionFailed] = "False " + complete
+	case failed != "":
+		out[fleetv1.ConditionProgressing] = "False " + ReasonFailed
+		out[fleetv1.ConditionComplete] = "False " + ReasonFailed
+		out[fleetv1.ConditionFailed] = "True " + failed
+	default:
+		out[fleetv1.ConditionProgressing] = "False " + complete
+		out[fleetv1.ConditionComplete] = "True " + complete
+		out[fleetv1.ConditionFailed] = "False " + complete
+	}
+	out[fleetv1.ConditionSuspended] = "False NotSuspended"
+	if suspended {
+		out[fleetv1.ConditionSuspended] = "True " + ReasonSuspended
+	}
+	return out
+}
+
+func TestStatus(t *testing.T) {
+	base := makeClusterJob().Obj()
+	exit := makeClusterJob().Exit().Obj()
+	one := makeClusterJob().MaxConcurrent(1).Obj()
+	suspended := makeClusterJob().Suspend(true).Obj()
+	random := makeClusterJob().RandomOrder().Obj()
+
+	run := func(cluster string, nodes int) *runWrapper { return makeRun(base, cluster, nodes) }
+	done := func(cluster string, nodes int) *runWrapper {
+		r := run(cluster, nodes)
+		for g := range r.plan.Groups {
+			r.Succeed(r.Group(g)...)
+		}
+		return r
+	}
+	// failedFirst is a 6-node run whose group 0 finished with its first
+	// node failed; group 1 has not started.
+	failedFirst := func(cluster string) *runWrapper {
+		r := run(cluster, 6)
+		return r.Fail(r.Group(0)[0]).Succeed(r.Group(0)[1:]...)
+	}
+	// started is a previous row of a cluster that started at start.
+	started := func(start time.Duration) fleetv1.ClusterStatus { return startedRow(ago(start)) }
+	// progress is a previous row with progress: group 1 of 2 running.
+	progress := fleetv1.ClusterStatus{
+		Phase: fleetv1.ClusterRunning, Reachable: true, Reason: ReasonRunning,
+		Groups: fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+		Nodes:     fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 3},
+		StartTime: mt(ago(30 * time.Minute)),
+	}
+	// completedRow is a previous row of a cluster that finished.
+	completedRow := fleetv1.ClusterStatus{
+		Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: ReasonCompleted, Message: "6 of 6 nodes succeeded",
+		Groups: fleetv1.GroupCounts{Total: 2, Completed: 2}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+		Nodes:     fleetv1.NodeCounts{Total: 6, Succeeded: 6},
+		StartTime: mt(ago(30 * time.Minute)), CompletionTime: mt(ago(5 * time.Minute)),
+	}
+	withName := func(row fleetv1.ClusterStatus, name string) fleetv1.ClusterStatus { row.Name = name; return row }
+
+	// A run in random order where 7 of 9 nodes failed: the failure sample
+	// must come out sorted although the plan is not.
+	sevenFailed := makeRun(random, "a", 9)
+	failedNames := nodeNames("a", 7)
+	sevenFailed.Fail(failedNames...).Succeed(nodeNames("a", 9)[7:]...)
+	if order := slices.Concat(sevenFailed.Group(0), sevenFailed.Group(1), sevenFailed.Group(2)); slices.IsSorted(order) {
+		t.Fatalf("The random plan is in name order %v; the failure sample test would prove nothing", order)
+	}
+	failure := func(r *runWrapper, node string) fleetv1.NodeFailure {
+		_, group := r.groupOf(node)
+		return fleetv1.NodeFailure{Node: node, Group: group, Job: r.JobName(node), Reason: failReason, Message: failMessage}
+	}
+	aFailed := failedFirst("a")
+
+	testCases := map[string]struct {
+		cj                 *fleetv1.ClusterJob
+		clusters           []Cluster
+		prev               fleetv1.ClusterJobStatus
+		wantPhase          fleetv1.Phase
+		wantConditions     map[string]string
+		wantMessages       map[string]string // condition type: message, for the types listed
+		wantSummary        *fleetv1.Summary  // nil: not checked
+		wantRows           []fleetv1.ClusterStatus
+		wantStartTime      *metav1.Time
+		wantCompletionTime *metav1.Time
+	}{
+		"no cluster matched: completed at once": {
+			cj:             base,
+			wantPhase:      fleetv1.PhaseCompleted,
+			wantConditions: wantConditions(false, ReasonNoClusters, "", false),
+			wantMessages: map[string]string{
+				fleetv1.ConditionComplete: "no registered cluster matched spec.clusterSelector",
+			},
+			wantSummary:        &fleetv1.Summary{ClusterProgress: "0/0", NodeProgress: "0/0"},
+			wantStartTime:      mt(now),
+			wantCompletionTime: mt(now),
+		},
+		"every cluster completed": {
+			cj: base,
+			clusters: []Cluster{
+				done("a", 6).Cluster().Previous(started(30 * time.Minute)).Obj(),
+				done("b", 3).Cluster().Previous(started(20 * time.Minute)).Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
+			wantPhase:      fleetv1.PhaseCompleted,
+			wantConditions: wantConditions(false, completedConditions, "", false),
+			wantMessages: map[string]string{
+				fleetv1.ConditionComplete: "2/2 clusters finished, 9/9 nodes succeeded, 0 failed",
+			},
+			wantSummary: &fleetv1.Summary{
+				Clusters:        fleetv1.ClusterCounts{Total: 2, Completed: 2},
+				Nodes:           fleetv1.NodeCounts{Total: 9, Succeeded: 9},
+				ClusterProgress: "2/2", NodeProgress: "9/9",
+			},
+			wantRows: []fleetv1.ClusterStatus{
+				{
+					Name: "a", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: ReasonCompleted, Message: "6 of 6 nodes succeeded",
+					Groups: fleetv1.GroupCounts{Total: 2, Completed: 2}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+					Nodes:     fleetv1.NodeCounts{Total: 6, Succeeded: 6},
+					StartTime: mt(ago(30 * time.Minute)), CompletionTime: mt(now),
+				},
+				{
+					Name: "b", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: ReasonCompleted, Message: "3 of 3 nodes succeeded",
+					Groups: fleetv1.GroupCounts{Total: 1, Completed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
+					Nodes:     fleetv1.NodeCounts{Total: 3, Succeeded: 3},
+					StartTime: mt(ago(20 * time.Minute)), CompletionTime: mt(now),
+				},
+			},
+			wantStartTime:      mt(ago(30 * time.Minute)),
+			wantCompletionTime: mt(now),
+		},
+		"7 failed nodes: the row is Failed, a sorted sample of 5, a message naming 3": {
+			cj:             random,
+			clusters:       []Cluster{sevenFailed.Cluster().Previous(started(30 * time.Minute)).Obj()},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
+			wantPhase:      fleetv1.PhaseFailed,
+			wantConditions: wantConditions(false, "", ReasonNodeFailed, false),
+			wantRows: []fleetv1.ClusterStatus{{
+				Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonNodeFailed,
+				Message: "7 of 9 nodes failed: a-n01, a-n02, a-n03",
+				Groups:  fleetv1.GroupCounts{Total: 3, Completed: 3, Failed: 3}, CurrentGroup: ptr.To[int32](2), CurrentGroupName: "batch-3",
+				Nodes: fleetv1.NodeCounts{Total: 9, Succeeded: 2, Failed: 7},
+				FailedNodes: []fleetv1.NodeFailure{
+					failure(sevenFailed, "a-n01"), failure(sevenFailed, "a-n02"), failure(sevenFailed, "a-n03"),
+					failure(sevenFailed, "a-n04"), failure(sevenFailed, "a-n05"),
+				},
+				StartTime: mt(ago(30 * time.Minute)), CompletionTime: mt(now),
+			}},
+			wantStartTime:      mt(ago(30 * time.Minute)),
+			wantCompletionTime: mt(now),
+		},
+
+		"keepgoing, a failed node mid-run: the run goes on": {
+			cj: base,
+			clusters: []Cluster{
+				func() Cluster {
+					r := failedFirst("a")
+					return r.Start(r.Group(1)...).Cluster().Previous(started(30 * time.Minute)).Obj()
+				}(),
+				makeCluster("b").Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
+			wantPhase:      fleetv1.PhaseRunning,
+			wantConditions: wantConditions(true, runningConditions, "", false),
+			wantRows: []fleetv1.ClusterStatus{
+				{
+					Name: "a", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: ReasonRunning,
+					Groups: fleetv1.GroupCounts{Total: 2, Completed: 1, Failed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+					Nodes:       fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 2, Failed: 1},
+					FailedNodes: []fleetv1.NodeFailure{failure(aFailed, "a-n01")},
+					StartTime:   mt(ago(30 * time.Minute)),
+				},
+				{Name: "b", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonPending, Message: "starting"},
+			},
+			wantStartTime: mt(ago(30 * time.Minute)),
+		},
+		"keepgoing, every group ran with a failed node: the run ends Failed": {
+			cj: base,
+			clusters: []Cluster{
+				func() Cluster {
+					r := failedFirst("a")
+					return r.Succeed(r.Group(1)...).Cluster().Previous(started(30 * time.Minute)).Obj()
+				}(),
+				done("b", 3).Cluster().Previous(started(20 * time.Minute)).Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
+			wantPhase:      fleetv1.PhaseFailed,
+			wantConditions: wantConditions(false, "", ReasonNodeFailed, false),
+			wantMessages: map[string]string{
+				fleetv1.ConditionFailed: "2/2 clusters finished, 8/9 nodes succeeded, 1 failed",
+			},
+			wantSummary: &fleetv1.Summary{
+				Clusters:        fleetv1.ClusterCounts{Total: 2, Completed: 1, Failed: 1},
+				Nodes:           fleetv1.NodeCounts{Total: 9, Succeeded: 8, Failed: 1},
+				ClusterProgress: "2/2", NodeProgress: "8/9",
+			},
+			wantRows: []fleetv1.ClusterStatus{
+				{
+					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
+					Groups: fleetv1.GroupCounts{Total: 2, Completed: 2, Failed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+					Nodes:       fleetv1.NodeCounts{Total: 6, Succeeded: 5, Failed: 1},
+					FailedNodes: []fleetv1.NodeFailure{failure(aFailed, "a-n01")},
+					StartTime:   mt(ago(30 * time.Minute)), CompletionTime: mt(now),
+				},
+				{
+					Name: "b", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: ReasonCompleted, Message: "3 of 3 nodes succeeded",
+					Groups: fleetv1.GroupCounts{Total: 1, Completed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
+					Nodes:     fleetv1.NodeCounts{Total: 3, Succeeded: 3},
+					StartTime: mt(ago(20 * time.Minute)), CompletionTime: mt(now),
+				},
+			},
+			wantStartTime:      mt(ago(30 * time.Minute)),
+			wantCompletionTime: mt(now),
+		},
+		"exit, a failed node while another cluster runs: Failed, Running, and Pending Stopped": {
+			cj: exit,
+			clusters: []Cluster{
+				failedFirst("a").Cluster().Previous(started(30 * time.Minute)).Obj(),
+				func() Cluster {
+					r := run("b", 6)
+					return r.Start(r.Group(0)...).Cluster().Previous(started(30 * time.Minute)).Obj()
+				}(),
+				makeCluster("c").Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
+			wantPhase:      fleetv1.PhaseRunning,
+			wantConditions: wantConditions(true, runningConditions, "", false),
+			wantRows: []fleetv1.ClusterStatus{
+				{
+					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
+					Groups: fleetv1.GroupCounts{Total: 2, Completed: 1, Failed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+					Nodes:       fleetv1.NodeCounts{Total: 6, Pending: 3, Succeeded: 2, Failed: 1},
+					FailedNodes: []fleetv1.NodeFailure{failure(aFailed, "a-n01")},
+					StartTime:   mt(ago(30 * time.Minute)), CompletionTime: mt(now),
+				},
+				{
+					Name: "b", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: ReasonRunning,
+					Groups: fleetv1.GroupCounts{Total: 2}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
+					Nodes:     fleetv1.NodeCounts{Total: 6, Pending: 3, Running: 3},
+					StartTime: mt(ago(30 * time.Minute)),
+				},
+				{
+					Name: "c", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonStopped,
+					Message: "failureStrategy exit stopped the run before this cluster started",
+				},
+			},
+			wantStartTime: mt(ago(30 * time.Minute)),
+		},
+		"exit, nothing runs any more: the run ends Failed": {
+			cj: exit,
+			clusters: []Cluster{
+				failedFirst("a").Cluster().Previous(started(30 * time.Minute)).Obj(),
+				func() Cluster {
+					r := run("b", 6)
+					return r.Succeed(r.Group(0)...).Cluster().Previous(started(30 * time.Minute)).Obj()
+				}(),
+				makeCluster("c").Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
+			wantPhase:      fleetv1.PhaseFailed,
+			wantConditions: wantConditions(false, "", ReasonStopped, false),
+			wantSummary: &fleetv1.Summary{
+				Clusters:        fleetv1.ClusterCounts{Total: 3, Failed: 2},
+				Nodes:           fleetv1.NodeCounts{Total: 12, Pending: 6, Succeeded: 5, Failed: 1},
+				ClusterProgress: "2/3", NodeProgress: "5/12",
+			},
+			wantRows: []fleetv1.ClusterStatus{
+				{
+					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
+					Groups: fleetv1.GroupCounts{Total: 2, Completed: 1, Failed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+					Nodes:       fleetv1.NodeCounts{Total: 6, Pending: 3, Succeeded: 2, Failed: 1},
+					FailedNodes: []fleetv1.NodeFailure{failure(aFailed, "a-n01")},
+					StartTime:   mt(ago(30 * time.Minute)), CompletionTime: mt(now),
+				},
+				{
+					Name: "b", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonStopped,
+					Message: "failureStrategy exit stopped the run after a node failed in another cluster",
+					Groups:  fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+					Nodes:     fleetv1.NodeCounts{Total: 6, Pending: 3, Succeeded: 3},
+					StartTime: mt(ago(30 * time.Minute)), CompletionTime: mt(now),
+				},
+				{
+					Name: "c", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonStopped,
+					Message: "failureStrategy exit stopped the run before this cluster started",
+				},
+			},
+			wantStartTime:      mt(ago(30 * time.Minute)),
+			wantCompletionTime: mt(now),
+		},
+
+		"an unreachable cluster keeps its last progress": {
+			cj: base,
+			clusters: []Cluster{
+				makeCluster("a").Previous(progress).Disengaged().Unreachable(ago(10 * time.Minute)).Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
+			wantPhase:      fleetv1.PhaseRunning,
+			wantConditions: wantConditions(true, runningConditions, "", false),
+			wantSummary: &fleetv1.Summary{
+				Clusters:        fleetv1.ClusterCounts{Total: 1, Running: 1, Unreachable: 1},
+				Nodes:           fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 3},
+				ClusterProgress: "0/1", NodeProgress: "3/6",
+			},
+			wantRows: []fleetv1.ClusterStatus{{
+				Name: "a", Phase: fleetv1.ClusterRunning, Reason: unreachableReason, Message: unreachableMessage,
+				UnreachableSince: mt(ago(10 * time.Minute)),
+				Groups:           fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+				Nodes:     fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 3},
+				StartTime: mt(ago(30 * time.Minute)),
+			}},
+			wantStartTime: mt(ago(30 * time.Minute)),
+		},
+		"an unreachable cluster past the timeout: Failed UnreachableTimeout": {
+			cj: base,
+			clusters: []Cluster{
+				makeCluster("a").Previous(progress).Disengaged().Unreachable(ago(2 * time.Hour)).Obj(),
+				done("b", 3).Cluster().Previous(started(20 * time.Minute)).Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
+			wantPhase:      fleetv1.PhaseFailed,
+			wantConditions: wantConditions(false, "", ReasonUnreachableTimeout, false),
+			wantRows: []fleetv1.ClusterStatus{
+				{
+					Name: "a", Phase: fleetv1.ClusterFailed, Reason: ReasonUnreachableTimeout,
+					Message:          "unreachable for longer than 1h0m0s: " + unreachableMessage,
+					UnreachableSince: mt(ago(2 * time.Hour)),
+					Groups:           fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+					Nodes:     fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 3},
+					StartTime: mt(ago(30 * time.Minute)), CompletionTime: mt(now),
+				},
+				{
+					Name: "b", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: ReasonCompleted, Message: "3 of 3 nodes succeeded",
+					Groups: fleetv1.GroupCounts{Total: 1, Completed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
+					Nodes:     fleetv1.NodeCounts{Total: 3, Succeeded: 3},
+					StartTime: mt(ago(20 * time.Minute)), CompletionTime: mt(now),
+				},
+			},
+			wantStartTime:      mt(ago(30 * time.Minute)),
+			wantCompletionTime: mt(now),
+		},
+		"the last row's unreachableSince wins over the registry's": {
+			cj: base,
+			clusters: []Cluster{
+				makeCluster("a").Previous(func() fleetv1.ClusterStatus {
+					row := progress
+					row.Reachable, row.Reason, row.UnreachableSince = false, unreachableReason, mt(ago(50*time.Minute))
+					return row
+				}()).Disengaged().Unreachable(ago(time.Minute)).Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
+			wantPhase:      fleetv1.PhaseRunning,
+			wantConditions: wantConditions(true, runningConditions, "", false),
+			wantRows: []fleetv1.ClusterStatus{{
+				Name: "a", Phase: fleetv1.ClusterRunning, Reason: unreachableReason, Message: unreachableMessage,
+				UnreachableSince: mt(ago(50 * time.Minute)),
+				Groups:           fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+				Nodes:     fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 3},
+				StartTime: mt(ago(30 * time.Minute)),
+			}},
+			wantStartTime: mt(ago(30 * time.Minute)),
+		},
+		"the last row's unreachableSince past the timeout times the cluster out": {
+			cj: base,
+			clusters: []Cluster{
+				makeCluster("a").Previous(func() fleetv1.ClusterStatus {
+					row := progress
+					row.Reachable, row.Reason, row.UnreachableSince = false, unreachableReason, mt(ago(2*time.Hour))
+					return row
+				}()).Disengaged().Unreachable(ago(time.Minute)).Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
+			wantPhase:      fleetv1.PhaseFailed,
+			wantConditions: wantConditions(false, "", ReasonUnreachableTimeout, false),
+			wantRows: []fleetv1.ClusterStatus{{
+				Name: "a", Phase: fleetv1.ClusterFailed, Reason: ReasonUnreachableTimeout,
+				Message:          "unreachable for longer than 1h0m0s: " + unreachableMessage,
+				UnreachableSince: mt(ago(2 * time.Hour)),
+				Groups:           fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+				Nodes:     fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 3},
+				StartTime: mt(ago(30 * time.Minute)), CompletionTime: mt(now),
+			}},
+			wantStartTime:      mt(ago(30 * time.Minute)),
+			wantCompletionTime: mt(now),
+		},
+		"a Completed row stays Completed when its cluster goes away, even past the timeout": {
+			cj: base,
+			clusters: []Cluster{
+				makeCluster("a").Previous(completedRow).Disengaged().Unreachable(ago(2 * time.Hour)).Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
+			wantPhase:      fleetv1.PhaseCompleted,
+			wantConditions: wantConditions(false, completedConditions, "", false),
+			wantRows: []fleetv1.ClusterStatus{func() fleetv1.ClusterStatus {
+				row := withName(completedRow, "a")
+				row.Reachable, row.UnreachableSince = false, mt(ago(2*time.Hour))
+				return row
+			}()},
+			wantStartTime:      mt(ago(30 * time.Minute)),
+			wantCompletionTime: mt(now),
+		},
+		"a Failed row stays Failed when its cluster comes back": {
+			cj: base,
+			clusters: []Cluster{
+				run("a", 6).Cluster().Previous(fleetv1.ClusterStatus{
+					Phase: fleetv1.ClusterFailed, Reason: ReasonUnreachableTimeout, Message: "unreachable for longer than 1h0m0s",
+					StartTime: mt(ago(3 * time.Hour)), CompletionTime: mt(ago(time.Hour)),
+				}).Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(3 * time.Hour))},
+			wantPhase:      fleetv1.PhaseFailed,
+			wantConditions: wantConditions(false, "", ReasonUnreachableTimeout, false),
+			wantRows: []fleetv1.ClusterStatus{{
+				Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonUnreachableTimeout, Message: "unreachable for longer than 1h0m0s",
+				Groups: fleetv1.GroupCounts{Total: 2}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
+				Nodes:     fleetv1.NodeCounts{Total: 6, Pending: 6},
+				StartTime: mt(ago(3 * time.Hour)), CompletionTime: mt(ago(time.Hour)),
+			}},
+			wantStartTime:      mt(ago(3 * time.Hour)),
+			wantCompletionTime: mt(now),
+		},
+
+		"maxConcurrentClusters 1: the clusters that wait are Pending WaitingForTurn": {
+			cj: one,
+			clusters: []Cluster{
+				func() Cluster {
+					r := run("a", 6)
+					return r.Start(r.Group(0)...).Cluster().Previous(started(10 * time.Minute)).Obj()
+				}(),
+				makeCluster("b").Obj(),
+				makeCluster("c").Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(10 * time.Minute))},
+			wantPhase:      fleetv1.PhaseRunning,
+			wantConditions: wantConditions(true, runningConditions, "", false),
+			wantSummary: &fleetv1.Summary{
+				Clusters:        fleetv1.ClusterCounts{Total: 3, Running: 1},
+				Nodes:           fleetv1.NodeCounts{Total: 6, Pending: 3, Running: 3},
+				ClusterProgress: "0/3", NodeProgress: "0/6",
+			},
+			wantRows: []fleetv1.ClusterStatus{
+				{
+					Name: "a", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: ReasonRunning,
+					Groups: fleetv1.GroupCounts{Total: 2}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
+					Nodes:     fleetv1.NodeCounts{Total: 6, Pending: 3, Running: 3},
+					StartTime: mt(ago(10 * time.Minute)),
+				},
+				{Name: "b", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonWaiting, Message: "waiting for a slot under clusterRollout.maxConcurrentClusters"},
+				{Name: "c", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonWaiting, Message: "waiting for a slot under clusterRollout.maxConcurrentClusters"},
+			},
+			wantStartTime: mt(ago(10 * time.Minute)),
+		},
+		"suspended mid-run: Suspended, unstarted clusters Pending Suspended": {
+			cj: suspended,
+			clusters: []Cluster{
+				func() Cluster {
+					r := run("a", 6)
+					return r.Succeed(r.Group(0)...).Cluster().Previous(started(10 * time.Minute)).Obj()
+				}(),
+				makeCluster("b").Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(10 * time.Minute))},
+			wantPhase:      fleetv1.PhaseRunning,
+			wantConditions: wantConditions(true, ReasonSuspended, "", true),
+			wantRows: []fleetv1.ClusterStatus{
+				{
+					Name: "a", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: ReasonRunning,
+					Groups: fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+					Nodes:     fleetv1.NodeCounts{Total: 6, Pending: 3, Succeeded: 3},
+					StartTime: mt(ago(10 * time.Minute)),
+				},
+				{Name: "b", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonSuspended, Message: "spec.suspend is true"},
+			},
+			wantStartTime: mt(ago(10 * time.Minute)),
+		},
+		"suspended before anything started: Pending": {
+			cj:             suspended,
+			clusters:       []Cluster{makeCluster("a").Obj()},
+			wantPhase:      fleetv1.PhasePending,
+			wantConditions: wantConditions(true, ReasonSuspended, "", true),
+			wantRows: []fleetv1.ClusterStatus{
+				{Name: "a", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonSuspended, Message: "spec.suspend is true"},
+			},
+		},
+		"not started, being planned: Pending": {
+			cj:             base,
+			clusters:       []Cluster{makeCluster("a").Obj()},
+			wantPhase:      fleetv1.PhasePending,
+			wantConditions: wantConditions(true, ReasonPending, "", false),
+			wantRows: []fleetv1.ClusterStatus{
+				{Name: "a", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonPending, Message: "starting"},
+			},
+		},
+		"skipped nodes of the plan are counted": {
+			cj: base,
+			clusters: []Cluster{func() Cluster {
+				r := makeRun(base, "a", 4, "a-x1", "a-x2")
+				return r.Succeed(r.Group(0)...).Cluster().Obj()
+			}()},
+			wantPhase:      fleetv1.PhaseRunning,
+			wantConditions: wantConditions(true, runningConditions, "", false),
+			wantSummary: &fleetv1.Summary{
+				Clusters:        fleetv1.ClusterCounts{Total: 1, Running: 1},
+				Nodes:           fleetv1.NodeCounts{Total: 6, Pending: 1, Succeeded: 3, Skipped: 2},
+				ClusterProgress: "0/1", NodeProgress: "3/6",
+			},
+			wantRows: []fleetv1.ClusterStatus{{
+				Name: "a", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: ReasonRunning,
+				Groups: fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+				Nodes:     fleetv1.NodeCounts{Total: 6, Pending: 1, Succeeded: 3, Skipped: 2},
+				StartTime: mt(now),
+			}},
+			wantStartTime: mt(now),
+		},
+		"a node deleted before its Job started is skipped too": {
+			cj: base,
+			clusters: []Cluster{func() Cluster {
+				r := makeRun(base, "a", 4, "a-x1", "a-x2")
+				return r.Succeed(r.Group(0)...).Deleted("a-n04").Cluster().Previous(started(10 * time.Minute)).Obj()
+			}()},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(10 * time.Minute))},
+			wantPhase:      fleetv1.PhaseCompleted,
+			wantConditions: wantConditions(false, completedConditions, "", false),
+			wantRows: []fleetv1.ClusterStatus{{
+				Name: "a", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: ReasonCompleted, Message: "3 of 6 nodes succeeded",
+				Groups: fleetv1.GroupCounts{Total: 2, Completed: 2}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+				Nodes:     fleetv1.NodeCounts{Total: 6, Succeeded: 3, Skipped: 3},
+				StartTime: mt(ago(10 * time.Minute)), CompletionTime: mt(now),
+			}},
+			wantStartTime:      mt(ago(10 * time.Minute)),
+			wantCompletionTime: mt(now),
+		},
+
+		"the run's start time is carried from the last status": {
+			cj: base,
+			clusters: []Cluster{func() Cluster {
+				r := run("a", 6)
+				return r.Start(r.Group(0)...).Cluster().Previous(started(10 * time.Minute)).Obj()
+			}()},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(time.Hour))},
+			wantPhase:      fleetv1.PhaseRunning,
+			wantConditions: wantConditions(true, runningConditions, "", false),
+			wantStartTime:  mt(ago(time.Hour)),
+		},
+		"no start time yet: the earliest cluster start": {
+			cj: base,
+			clusters: []Cluster{
+				func() Cluster {
+					r := run("a", 6)
+					return r.Start(r.Group(0)...).Cluster().Previous(started(10 * time.Minute)).Obj()
+				}(),
+				func() Cluster {
+					r := run("b", 6)
+					return r.Start(r.Group(0)...).Cluster().Previous(started(20 * time.Minute)).Obj()
+				}(),
+			},
+			wantPhase:      fleetv1.PhaseRunning,
+			wantConditions: wantConditions(true, runningConditions, "", false),
+			wantStartTime:  mt(ago(20 * time.Minute)),
+		},
+		"the run's completion time is carried from the last status": {
+			cj:       base,
+			clusters: []Cluster{makeCluster("a").Previous(completedRow).Obj()},
+			prev: fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseCompleted,
+				StartTime: mt(ago(30 * time.Minute)), CompletionTime: mt(ago(5 * time.Minute))},
+			wantPhase:          fleetv1.PhaseCompleted,
+			wantConditions:     wantConditions(false, completedConditions, "", false),
+			wantStartTime:      mt(ago(30 * time.Minute)),
+			wantCompletionTime: mt(ago(5 * time.Minute)),
+		},
+
+		// The cases below describe bugs in decide.go; see the report.
+		"exit, a started cluster that cannot be read this time is not finished": {
+			cj: exit,
+			clusters: []Cluster{
+				failedFirst("a").Cluster().Previous(started(30 * time.Minute)).Obj(),
+				makeCluster("b").Previous(progress).Error("listing the Jobs of the run: context deadline exceeded").Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
+			wantPhase:      fleetv1.PhaseRunning,
+			wantConditions: wantConditions(true, runningConditions, "", false),
+			wantRows: []fleetv1.ClusterStatus{
+				{
+					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
+					Groups: fleetv1.GroupCounts{Total: 2, Completed: 1, Failed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+					Nodes:       fleetv1.NodeCounts{Total: 6, Pending: 3, Succeeded: 2, Failed: 1},
+					FailedNodes: []fleetv1.NodeFailure{failure(aFailed, "a-n01")},
+					StartTime:   mt(ago(30 * time.Minute)), CompletionTime: mt(now),
+				},
+				{
+					Name: "b", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: "Error",
+					Message: "listing the Jobs of the run: context deadline exceeded",
+					Groups:  fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+					Nodes:     fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 3},
+					StartTime: mt(ago(30 * time.Minute)),
+				},
+			},
+			wantStartTime: mt(ago(30 * time.Minute)),
+		},
+		"exit, a never-started cluster the hub has no client for is Stopped, and the run ends": {
+			cj: exit,
+			clusters: []Cluster{
+				failedFirst("a").Cluster().Previous(started(30 * time.Minute)).Obj(),
+				makeCluster("b").Disengaged().Unreachable(ago(10 * time.Minute)).Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
+			wantPhase:      fleetv1.PhaseFailed,
+			wantConditions: wantConditions(false, "", ReasonStopped, false),
+			wantRows: []fleetv1.ClusterStatus{
+				{
+					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
+					Groups: fleetv1.GroupCounts{Total: 2, Completed: 1, Failed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+					Nodes:       fleetv1.NodeCounts{Total: 6, Pending: 3, Succeeded: 2, Failed: 1},
+					FailedNodes: []fleetv1.NodeFailure{failure(aFailed, "a-n01")},
+					StartTime:   mt(ago(30 * time.Minute)), CompletionTime: mt(now),
+				},
+				{
+					Name: "b", Phase: fleetv1.ClusterPending, Reason: ReasonStopped,
+					Message:          "failureStrategy exit stopped the run before this cluster started",
+					UnreachableSince: mt(ago(10 * time.Minute)),
+				},
+			},
+			wantStartTime:      mt(ago(30 * time.Minute)),
+			wantCompletionTime: mt(now),
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			in := input(tc.cj, tc.clusters...)
+			prev := tc.prev.DeepCopy()
+			got := Status(in, Decide(in), prev, 1)
+			if got.ObservedGeneration != 1 {
+				t.Errorf("ObservedGeneration = %d, want 1", got.ObservedGeneration)
+			}
+			if got.Phase != tc.wantPhase {
+				t.Errorf("Phase = %q, want %q", got.Phase, tc.wantPhase)
+			}
+			if diff := cmp.Diff(tc.wantConditions, conditionSummary(got.Conditions)); diff != "" {
+				t.Errorf("Conditions mismatch (-want +got):\n%s", diff)
+			}
+			for typ, wantMsg := range tc.wantMessages {
+				if c := findCondition(got.Conditions, typ); c == nil || c.Message != wantMsg {
+					t.Errorf("Condition %s = %+v, want message %q", typ, c, wantMsg)
+				}
+			}
+			if tc.wantSummary != nil {
+				if diff := cmp.Diff(*tc.wantSummary, got.Summary); diff != "" {
+					t.Errorf("Summary mismatch (-want +got):\n%s", diff)
+				}
+			}
+			if tc.wantRows != nil {
+				if diff := cmp.Diff(tc.wantRows, got.Clusters, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("Clusters mismatch (-want +got):\n%s", diff)
+				}
+			}
+			if diff := cmp.Diff(tc.wantStartTime, got.StartTime); diff != "" {
+				t.Errorf("StartTime mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantCompletionTime, got.CompletionTime); diff != "" {
+				t.Errorf("CompletionTime mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(&tc.prev, prev); diff != "" {
+				t.Errorf("Status changed the previous status (-before +after):\n%s", diff)
+			}
+			checkCounts(t, got)
+		})
+	}
+}
+
+func findCondition(conds []metav1.Condition, typ string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == typ {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// checkCounts asserts what holds for every status: each node count is the
+// sum of its parts, the summary is the sum of the rows, a failure sample is
+// bounded, and rows are sorted by name.
+func checkCounts(t *testing.T, st fleetv1.ClusterJobStatus) {
+	t.Helper()
+	var sum fleetv1.NodeCounts
+	for _, r := range st.Clusters {
+		n := r.Nodes
+		if parts := n.Pending + n.Running + n.Succeeded + n.Failed + n.Skipped; parts != n.Total {
+			t.Errorf("Cluster %s: nodes %+v: parts add up to %d, total is %d", r.Name, n, parts, n.Total)
+		}
+		if len(r.FailedNodes) > fleetv1.MaxFailedNodeSamples || len(r.FailedNodes) > int(n.Failed) {
+			t.Errorf("Cluster %s: %d failed node samples for %d failed nodes", r.Name, len(r.FailedNodes), n.Failed)
+		}
+		sum.Total += n.Total
+		sum.Pending += n.Pending
+		sum.Running += n.Running
+		sum.Succeeded += n.Succeeded
+		sum.Failed += n.Failed
+		sum.Skipped += n.Skipped
+	}
+	if diff := cmp.Diff(sum, st.Summary.Nodes); diff != "" {
+		t.Errorf("Summary nodes are not the sum of the rows (-rows +summary):\n%s", diff)
+	}
+	if !slices.IsSortedFunc(st.Clusters, func(a, b fleetv1.ClusterStatus) int { return strings.Compare(a.Name, b.Name) }) {
+		t.Errorf("Rows are not sorted by name")
+	}
+}
+
+// TestStatusConditionTimes checks that condition transition times come from
+// Input.Now, like every other time in the status: Status is pure, and a
+// controller under a fake clock writes fake-clock times.
+func TestStatusConditionTimes(t *testing.T) {
+	cj := makeClusterJob().Obj()
+	running := func() Cluster {
+		r := makeRun(cj, "a", 6)
+		return r.Start(r.Group(0)...).Cluster().Previous(startedRow(ago(time.Hour))).Obj()
+	}()
+	earlier := metav1.NewTime(ago(time.Hour))
+	prevRunning := fleetv1.ClusterJobStatus{
+		Phase: fleetv1.PhaseRunning, StartTime: &earlier,
+		Conditions: []metav1.Condition{
+			{Type: fleetv1.ConditionProgressing, Status: metav1.ConditionTrue, Reason: ReasonRunning, LastTransitionTime: earlier},
+			{Type: fleetv1.ConditionComplete, Status: metav1.ConditionFalse, Reason: ReasonRunning, LastTransitionTime: earlier},
+			{Type: fleetv1.ConditionFailed, Status: metav1.ConditionFalse, Reason: ReasonRunning, LastTransitionTime: earlier},
+			{Type: fleetv1.ConditionSuspended, Status: metav1.ConditionFalse, Reason: "NotSuspended", LastTransitionTime: earlier},
+		},
+	}
+	testCases := map[string]struct {
+		clusters  []Cluster
+		prev      fleetv1.ClusterJobStatus
+		wantTimes map[string]time.Time
+	}{
+		"first status: every condition is new at Now": {
+			clusters: []Cluster{running},
+			wantTimes: map[string]time.Time{
+				fleetv1.ConditionProgressing: now, fleetv1.ConditionComplete: now,
+				fleetv1.ConditionFailed: now, fleetv1.ConditionSuspended: now,
+			},
+		},
+		"no transition: the times are kept": {
+			clusters: []Cluster{running},
+			prev:     prevRunning,
+			wantTimes: map[string]time.Time{
+				fleetv1.ConditionProgressing: earlier.Time, fleetv1.ConditionComplete: earlier.Time,
+				fleetv1.ConditionFailed: earlier.Time, fleetv1.ConditionSuspended: earlier.Time,
+			},
+		},
+		"the run completes: the conditions that flipped moved at Now": {
+			clusters: []Cluster{func() Cluster {
+				r := makeRun(cj, "a", 3)
+				return r.Succeed(r.Group(0)...).Cluster().Previous(startedRow(ago(time.Hour))).Obj()
+			}()},
+			prev: prevRunning,
+			wantTimes: map[string]time.Time{
+				fleetv1.ConditionProgressing: now, fleetv1.ConditionComplete: now,
+				fleetv1.ConditionFailed: earlier.Time, fleetv1.ConditionSuspended: earlier.Time,
+			},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			in := input(cj, tc.clusters...)
+			got := Status(in, Decide(in), &tc.prev, 1)
+			gotTimes := map[string]time.Time{}
+			for _, c := range got.Conditions {
+				gotTimes[c.Type] = c.LastTransitionTime.Time
+			}
+			if diff := cmp.Diff(tc.wantTimes, gotTimes); diff != "" {
+				t.Errorf("Condition transition times mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,216 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package hub
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/clusters"
+	"github.com/fleetjob/fleetjob/hub/controller"
+)
+
+const workNamespace = fleetv1.DefaultWorkNamespace
+
+// member is one member API server and a stand-in for its Job controller.
+type member struct {
+	name   string
+	env    *envtest.Environment
+	client client.Client
+	runner *jobRunner
+}
+
+var (
+	scheme  = runtime.NewScheme()
+	hubEnv  *envtest.Environment
+	hubC    client.Client
+	members = map[string]*member{}
+	ctx     context.Context
+	cancel  context.CancelFunc
+)
+
+func TestHub(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Hub integration suite")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if _, err := os.Stat(filepath.Join(assets, "kube-apiserver")); assets == "" || err != nil {
+		Fail("KUBEBUILDER_ASSETS must point at kube-apiserver and etcd: run `make k8s-bins` and use `make test`")
+	}
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(fleetv1.AddToScheme(scheme)).To(Succeed())
+	ctx, cancel = context.WithCancel(context.Background())
+
+	// Three API servers start in parallel: a hub and two members.
+	hubEnv = &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	envs := []*envtest.Environment{hubEnv, {}, {}}
+	var wg sync.WaitGroup
+	errs := make([]error, len(envs))
+	for i, env := range envs {
+		wg.Go(func() { _, errs[i] = env.Start() })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		Expect(err).NotTo(HaveOccurred())
+	}
+	var err error
+	hubC, err = client.New(hubEnv.Config, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(hubC.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workNamespace}})).To(Succeed())
+	for i, name := range []string{"member-a", "member-b"} {
+		m := &member{name: name, env: envs[i+1]}
+		m.client, err = client.New(m.env.Config, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(m.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workNamespace}})).To(Succeed())
+		m.runner = newJobRunner(m.client)
+		go m.runner.run(ctx)
+		members[name] = m
+	}
+	// Different node counts, zone labels for perNodeGroup.
+	createNodes(members["member-a"], "a", 4)
+	createNodes(members["member-b"], "b", 7)
+})
+
+var _ = AfterSuite(func() {
+	cancel()
+	for _, env := range []*envtest.Environment{hubEnv, members["member-a"].env, members["member-b"].env} {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+// createNodes creates n Ready nodes named <prefix>-node-<i>, zoned round robin.
+func createNodes(m *member, prefix string, n int) {
+	for i := 1; i <= n; i++ {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+			Name:   fmt.Sprintf("%s-node-%d", prefix, i),
+			Labels: map[string]string{"topology.kubernetes.io/zone": fmt.Sprintf("zone-%d", i%2)},
+		}}
+		Expect(m.client.Create(ctx, node)).To(Succeed())
+		node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+		Expect(m.client.Status().Update(ctx, node)).To(Succeed())
+		// The TaintNodesByCondition admission plugin taints new nodes
+		// not-ready; the node lifecycle controller, absent here, lifts it.
+		node.Spec.Taints = nil
+		Expect(m.client.Update(ctx, node)).To(Succeed())
+	}
+}
+
+// hubOptions are the controller's options in the suite: a fast health
+// probe so that a stopped member is noticed within seconds.
+type hubOptions struct {
+	unreachableTimeout time.Duration
+}
+
+// startHub runs the hub controller as cmd/fleetjob-hub wires it, and
+// returns a function that stops it and waits until it stopped.
+func startHub(o hubOptions) func() {
+	if o.unreachableTimeout == 0 {
+		o.unreachableTimeout = 10 * time.Minute
+	}
+	provider := clusters.New(clusters.Options{
+		Namespace: workNamespace, QPS: 100, Burst: 200,
+		RequestTimeout: 5 * time.Second, ConnectTimeout: 10 * time.Second, HealthInterval: 500 * time.Millisecond,
+	})
+	mgr, err := mcmanager.New(hubEnv.Config, provider, mcmanager.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			&corev1.Secret{}: {Namespaces: map[string]cache.Config{workNamespace: {}}},
+		}},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	local := mgr.GetLocalManager()
+	provider.SetRecorder(local.GetEventRecorder("fleetjob-hub"))
+	r := &controller.Reconciler{
+		Manager: mgr, Hub: local.GetClient(), Members: provider,
+		Recorder: local.GetEventRecorder("fleetjob-hub"), Clock: clock.RealClock{},
+		Options: controller.Options{RegistrationNamespace: workNamespace, UnreachableTimeout: o.unreachableTimeout, MemberTimeout: 10 * time.Second, Parallelism: 4},
+	}
+	Expect(r.SetupWithManager(ctx)).To(Succeed())
+	Expect(provider.SetupWithManager(mgr)).To(Succeed())
+	mgrCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		defer close(done)
+		Expect(mgr.Start(mgrCtx)).To(Succeed())
+	}()
+	return func() { stop(); <-done }
+}
+
+// register creates the hub Secret of a member as `user`, with labels.
+func register(m *member, user envtest.User, labels map[string]string) {
+	u, err := m.env.AddUser(user, nil)
+	Expect(err).NotTo(HaveOccurred())
+	kubeconfig, err := u.KubeConfig()
+	Expect(err).NotTo(HaveOccurred())
+	registerKubeconfig(m.name, kubeconfig, labels)
+}
+
+func registerKubeconfig(name string, kubeconfig []byte, labels map[string]string) {
+	l := map[string]string{clusters.RegistrationLabel: "true"}
+	for k, v := range labels {
+		l[k] = v
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: workNamespace, Labels: l},
+		Data:       map[string][]byte{clusters.KubeconfigKey: kubeconfig},
+	}
+	Expect(hubC.Create(ctx, secret)).To(Succeed())
+}
+
+func unregister(name string) {
+	Expect(client.IgnoreNotFound(hubC.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: workNamespace}}))).To(Succeed())
+}
+
+var admin = envtest.User{Name: "fleetjob-admin", Groups: []string{"system:masters"}}
+
+// memberJobs lists the fleetjob Jobs of a member.
+func memberJobs(m *member) []batchv1.Job {
+	jobs := &batchv1.JobList{}
+	Expect(m.client.List(ctx, jobs, client.InNamespace(workNamespace), client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue})).To(Succeed())
+	return jobs.Items
+}
