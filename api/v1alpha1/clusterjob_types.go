@@ -113,12 +113,15 @@ type ClusterJobSpec struct {
 	// affinity) and sets FLEETJOB_NODE_NAME, FLEETJOB_CLUSTER_NAME and
 	// FLEETJOB_GROUP in every container. One Job runs one pod to completion,
 	// so selector, manualSelector, parallelism and completions other than 1,
-	// Indexed completion and nodeName are rejected.
+	// Indexed completion and nodeName are rejected; so is
+	// ttlSecondsAfterFinished, because the finished Jobs are the run's
+	// per-node record until the ClusterJob is deleted.
 	// +kubebuilder:validation:XValidation:rule="!has(self.spec.selector)",message="jobTemplate.spec.selector must not be set: fleetjob selects each Job's pod itself"
 	// +kubebuilder:validation:XValidation:rule="!has(self.spec.manualSelector) || !self.spec.manualSelector",message="jobTemplate.spec.manualSelector must not be true"
 	// +kubebuilder:validation:XValidation:rule="!has(self.spec.parallelism) || self.spec.parallelism == 1",message="jobTemplate.spec.parallelism must be 1: one Job runs one pod on its node"
 	// +kubebuilder:validation:XValidation:rule="!has(self.spec.completions) || self.spec.completions == 1",message="jobTemplate.spec.completions must be 1: one Job runs one pod on its node"
 	// +kubebuilder:validation:XValidation:rule="!has(self.spec.completionMode) || self.spec.completionMode == 'NonIndexed'",message="jobTemplate.spec.completionMode must be NonIndexed"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec.ttlSecondsAfterFinished)",message="jobTemplate.spec.ttlSecondsAfterFinished must not be set: a finished Job is the node's result, and deleting it would run the node again"
 	// +kubebuilder:validation:XValidation:rule="!has(self.spec.template.spec.nodeName)",message="jobTemplate.spec.template.spec.nodeName must not be set: fleetjob pins each Job to its node by node affinity"
 	// +required
 	JobTemplate batchv1.JobTemplateSpec `json:"jobTemplate"`
