@@ -162,13 +162,33 @@ func TestDecide(t *testing.T) {
 			clusters:     []Cluster{away("a", ago(10*time.Minute)), unplanned("b"), unplanned("c")},
 			wantDecision: Decision{RequeueAfter: 50 * time.Minute},
 		},
-		"maxConcurrentClusters 1, the first never started and is unreachable: the second is planned": {
+		"maxConcurrentClusters 1, the first never started and is not reachable yet: it keeps its turn": {
 			cj: one,
 			clusters: []Cluster{
 				makeCluster("a").Disengaged().Unreachable(ago(10 * time.Minute)).Obj(),
 				unplanned("b"), unplanned("c"),
 			},
-			wantDecision: Decision{Plan: []string{"b"}, RequeueAfter: 50 * time.Minute},
+			wantDecision: Decision{RequeueAfter: 50 * time.Minute},
+		},
+		"maxConcurrentClusters 1, the first never started and timed out: the second is planned": {
+			cj: one,
+			clusters: []Cluster{
+				makeCluster("a").Disengaged().Unreachable(ago(2 * time.Hour)).Obj(),
+				unplanned("b"), unplanned("c"),
+			},
+			wantDecision: Decision{Plan: []string{"b"}},
+		},
+		"maxConcurrentClusters 1, an observation error on the first unstarted cluster: it keeps its turn": {
+			cj:       one,
+			clusters: []Cluster{makeCluster("a").Error("reading the plan: forbidden").Obj(), unplanned("b")},
+		},
+		"maxConcurrentClusters 2, the first not ready yet: it keeps its turn, the second is planned": {
+			cj: two,
+			clusters: []Cluster{
+				makeCluster("a").Disengaged().Unreachable(ago(time.Minute)).Obj(),
+				unplanned("b"), unplanned("c"),
+			},
+			wantDecision: Decision{Plan: []string{"b"}, RequeueAfter: 59 * time.Minute},
 		},
 		"maxConcurrentClusters 1, the first timed out: its slot is free": {
 			cj:           one,
@@ -309,7 +329,6 @@ func TestDecide(t *testing.T) {
 			wantDecision: Decision{Stopped: true},
 		},
 
-		// The cases below describe bugs in decide.go; see the report.
 		"maxConcurrentClusters 1, a cluster whose row is already Failed comes back: it gets no action": {
 			cj: one,
 			clusters: []Cluster{
@@ -333,6 +352,8 @@ func TestDecide(t *testing.T) {
 				running("b"),
 			},
 		},
+
+		// The cases below describe bugs in decide.go; see the report.
 		"exit, a Completed cluster that goes away does not time out and stop the fleet": {
 			cj: exit,
 			clusters: []Cluster{

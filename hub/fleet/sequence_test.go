@@ -19,6 +19,7 @@ package fleet
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -319,7 +320,7 @@ func formatDecision(d Decision) string {
 	b.WriteString("plan ")
 	b.WriteString(orDash(strings.Join(d.Plan, ",")))
 	var starts []string
-	for _, c := range slices.Sorted(mapsKeys(d.Start)) {
+	for _, c := range slices.Sorted(maps.Keys(d.Start)) {
 		starts = append(starts, fmt.Sprintf("%s/%d", c, d.Start[c]))
 	}
 	b.WriteString(" start ")
@@ -333,11 +334,7 @@ func formatDecision(d Decision) string {
 func formatStatus(st fleetv1.ClusterJobStatus) string {
 	rows := make([]string, 0, len(st.Clusters))
 	for _, r := range st.Clusters {
-		row := fmt.Sprintf("%s %s/%s", r.Name, r.Phase, r.Reason)
-		if r.CurrentGroup != nil {
-			row += fmt.Sprintf(" group %d", *r.CurrentGroup)
-		}
-		rows = append(rows, row)
+		rows = append(rows, fmt.Sprintf("%s %s/%s %d/%d groups", r.Name, r.Phase, r.Reason, r.Groups.Completed, r.Groups.Total))
 	}
 	return fmt.Sprintf("%s clusters %s nodes %s failed %d [%s]", st.Phase, st.Summary.ClusterProgress,
 		st.Summary.NodeProgress, st.Summary.Nodes.Failed, strings.Join(rows, "; "))
@@ -348,16 +345,6 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-func mapsKeys(m map[string]int) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // compareGolden compares log with the golden file at path, or rewrites it
