@@ -137,7 +137,7 @@ func stopped(in Input) bool {
 		return false
 	}
 	for _, c := range in.Clusters {
-		if anyFailed(c) || timedOut(in, c) {
+		if anyFailed(c) || timedOut(in, c) || terminal(c) && c.Previous.Phase == fleetv1.ClusterFailed {
 			return true
 		}
 	}
@@ -149,24 +149,31 @@ func started(c Cluster) bool {
 	return c.State.Planned || c.Previous != nil && c.Previous.StartTime != nil
 }
 
+// anyFailed remembers failures from the last status too: a failed cluster
+// that cannot be read now must not lift an exit stop.
 func anyFailed(c Cluster) bool {
-	if c.Engaged {
-		return c.State.AnyFailed()
+	if c.Previous != nil && c.Previous.Nodes.Failed > 0 {
+		return true
 	}
-	return c.Previous != nil && c.Previous.Nodes.Failed > 0
+	return c.Engaged && c.State.AnyFailed()
+}
+
+// terminal tells whether the cluster's row already says it finished.
+func terminal(c Cluster) bool {
+	return c.Previous != nil && isTerminal(c.Previous.Phase)
 }
 
 // finished tells whether a cluster has nothing left to do: every group ran,
 // it timed out, or the run stopped and nothing of it is still running.
 func finished(in Input, c Cluster) bool {
-	if c.Previous != nil && isTerminal(c.Previous.Phase) {
+	if terminal(c) || timedOut(in, c) {
 		return true
 	}
-	if timedOut(in, c) {
-		return true
+	if !started(c) {
+		return stopped(in) // it will never start
 	}
-	if !c.Engaged {
-		return false
+	if !c.Engaged || !c.State.Planned {
+		return false // unknown now: not finished until seen or timed out
 	}
 	if c.State.Finished() {
 		return true
@@ -179,12 +186,12 @@ func finished(in Input, c Cluster) bool {
 // hold the whole run forever.
 func timedOut(in Input, c Cluster) bool {
 	since := unreachableSince(c)
-	return !since.IsZero() && in.Now.Sub(since) >= in.UnreachableTimeout
+	return !since.IsZero() && !terminal(c) && in.Now.Sub(since) >= in.UnreachableTimeout
 }
 
 func untilTimeout(in Input, c Cluster) time.Duration {
 	since := unreachableSince(c)
-	if since.IsZero() {
+	if since.IsZero() || terminal(c) {
 		return 0
 	}
 	return max(0, since.Add(in.UnreachableTimeout).Sub(in.Now))

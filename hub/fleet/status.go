@@ -153,7 +153,7 @@ func fillProgress(row *fleetv1.ClusterStatus, st spoke.State) {
 		}
 	}
 	if len(st.Groups) > 0 {
-		cur := min(st.Current(), len(st.Groups)-1)
+		cur := currentGroup(st)
 		row.CurrentGroup = ptr.To(int32(cur))
 		row.CurrentGroupName = truncate(st.Groups[cur].Name, 63)
 	}
@@ -169,6 +169,19 @@ func fillProgress(row *fleetv1.ClusterStatus, st spoke.State) {
 	row.Nodes.Total = row.Nodes.Pending + row.Nodes.Running + row.Nodes.Succeeded + row.Nodes.Failed + row.Nodes.Skipped
 	slices.SortFunc(failed, func(a, b fleetv1.NodeFailure) int { return strings.Compare(a.Node, b.Node) })
 	row.FailedNodes = failed[:min(len(failed), fleetv1.MaxFailedNodeSamples)]
+}
+
+// currentGroup is the group running now, else the last one that started.
+func currentGroup(st spoke.State) int {
+	if g := st.RunningGroup(); g >= 0 {
+		return g
+	}
+	for g := len(st.Groups) - 1; g > 0; g-- {
+		if st.Groups[g].Started() {
+			return g
+		}
+	}
+	return 0
 }
 
 func countNode(n *fleetv1.NodeCounts, p spoke.NodePhase) {
@@ -270,7 +283,8 @@ func earliestStart(rows []fleetv1.ClusterStatus, now metav1.Time) *metav1.Time {
 // would be overkill: they are one decision seen four ways.
 func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: truncate(msg, 1024), ObservedGeneration: st.ObservedGeneration})
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: truncate(msg, 1024),
+			ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(in.Now)})
 	}
 	sum := st.Summary
 	progress := fmt.Sprintf("%s clusters finished, %s nodes succeeded, %d failed", sum.ClusterProgress, sum.NodeProgress, sum.Nodes.Failed)
