@@ -60,7 +60,7 @@ help: ## Display this help.
 
 .PHONY: manifests
 manifests: controller-gen ## Generate the CRD and RBAC manifests into config/.
-	$(CONTROLLER_GEN) rbac:roleName=fleetjob-hub crd paths="./..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=fleetjob-hub crd:generateEmbeddedObjectMeta=true paths="./..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy code (zz_generated.deepcopy.go).

@@ -56,6 +56,10 @@ const (
 	// MaxFailedNodeSamples is the most failed nodes listed per cluster; the
 	// full list lives in the member beside the Jobs.
 	MaxFailedNodeSamples = 5
+	// MaxClusterMessageLength bounds a cluster row's message.
+	MaxClusterMessageLength = 256
+	// MaxFailureMessageLength bounds a failed node's message.
+	MaxFailureMessageLength = 128
 )
 
 // ClusterJobStatus is the observed state of a run across the fleet: counts
@@ -203,7 +207,7 @@ type ClusterStatus struct {
 	Reason string `json:"reason,omitempty"`
 
 	// message explains reason for a person.
-	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Message string `json:"message,omitempty"`
 
@@ -280,7 +284,7 @@ type NodeFailure struct {
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// message is the failed Job condition's message, truncated.
-	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Message string `json:"message,omitempty"`
 }

@@ -73,6 +73,8 @@ type ClusterJobSpec struct {
 	// by the labels of their registration Secret. `{}` selects every
 	// registered cluster. The set is taken when the run starts: a cluster
 	// registered later does not join a started run.
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="matchExpressions operator must be In, NotIn, Exists or DoesNotExist"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, (e.operator in ['In', 'NotIn']) == (has(e.values) && size(e.values) > 0))",message="matchExpressions values must be set for In and NotIn, and only for them"
 	// +required
 	ClusterSelector *metav1.LabelSelector `json:"clusterSelector"`
 
@@ -80,6 +82,8 @@ type ClusterJobSpec struct {
 	// cluster. When absent, every node takes part. Nodes that are cordoned,
 	// NotReady, or carry a NoSchedule/NoExecute taint the Job template does
 	// not tolerate are skipped and reported.
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, e.operator in ['In', 'NotIn', 'Exists', 'DoesNotExist'])",message="matchExpressions operator must be In, NotIn, Exists or DoesNotExist"
+	// +kubebuilder:validation:XValidation:rule="!has(self.matchExpressions) || self.matchExpressions.all(e, (e.operator in ['In', 'NotIn']) == (has(e.values) && size(e.values) > 0))",message="matchExpressions values must be set for In and NotIn, and only for them"
 	// +optional
 	NodeSelector *metav1.LabelSelector `json:"nodeSelector,omitempty"`
 
@@ -116,13 +120,14 @@ type ClusterJobSpec struct {
 	// Indexed completion and nodeName are rejected; so is
 	// ttlSecondsAfterFinished, because the finished Jobs are the run's
 	// per-node record until the ClusterJob is deleted.
-	// +kubebuilder:validation:XValidation:rule="!has(self.spec.selector)",message="jobTemplate.spec.selector must not be set: fleetjob selects each Job's pod itself"
-	// +kubebuilder:validation:XValidation:rule="!has(self.spec.manualSelector) || !self.spec.manualSelector",message="jobTemplate.spec.manualSelector must not be true"
-	// +kubebuilder:validation:XValidation:rule="!has(self.spec.parallelism) || self.spec.parallelism == 1",message="jobTemplate.spec.parallelism must be 1: one Job runs one pod on its node"
-	// +kubebuilder:validation:XValidation:rule="!has(self.spec.completions) || self.spec.completions == 1",message="jobTemplate.spec.completions must be 1: one Job runs one pod on its node"
-	// +kubebuilder:validation:XValidation:rule="!has(self.spec.completionMode) || self.spec.completionMode == 'NonIndexed'",message="jobTemplate.spec.completionMode must be NonIndexed"
-	// +kubebuilder:validation:XValidation:rule="!has(self.spec.ttlSecondsAfterFinished)",message="jobTemplate.spec.ttlSecondsAfterFinished must not be set: a finished Job is the node's result, and deleting it would run the node again"
-	// +kubebuilder:validation:XValidation:rule="!has(self.spec.template.spec.nodeName)",message="jobTemplate.spec.template.spec.nodeName must not be set: fleetjob pins each Job to its node by node affinity"
+	// +kubebuilder:validation:XValidation:rule="has(self.spec) && has(self.spec.template.spec)",message="jobTemplate.spec.template.spec is required: it holds the containers each Job runs"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.selector)",message="jobTemplate.spec.selector must not be set: fleetjob selects each Job's pod itself"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.manualSelector) || !self.spec.manualSelector",message="jobTemplate.spec.manualSelector must not be true"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.parallelism) || self.spec.parallelism == 1",message="jobTemplate.spec.parallelism must be 1: one Job runs one pod on its node"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.completions) || self.spec.completions == 1",message="jobTemplate.spec.completions must be 1: one Job runs one pod on its node"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.completionMode) || self.spec.completionMode == 'NonIndexed'",message="jobTemplate.spec.completionMode must be NonIndexed"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.ttlSecondsAfterFinished)",message="jobTemplate.spec.ttlSecondsAfterFinished must not be set: a finished Job is the node's result, and deleting it would run the node again"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.template.spec) || !has(self.spec.template.spec.nodeName)",message="jobTemplate.spec.template.spec.nodeName must not be set: fleetjob pins each Job to its node by node affinity"
 	// +required
 	JobTemplate batchv1.JobTemplateSpec `json:"jobTemplate"`
 }

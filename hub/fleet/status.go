@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,14 +99,14 @@ func clusterRow(in Input, d Decision, c Cluster) fleetv1.ClusterStatus {
 // case wins; terminal phases are sticky.
 func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (fleetv1.ClusterPhase, string, string) {
 	unreachable := func(phase fleetv1.ClusterPhase) (fleetv1.ClusterPhase, string, string) {
-		return phase, c.Reason, truncate(c.Message, 512)
+		return phase, c.Reason, truncate(c.Message, fleetv1.MaxClusterMessageLength)
 	}
 	switch {
 	case c.Previous != nil && isTerminal(c.Previous.Phase):
 		return c.Previous.Phase, c.Previous.Reason, c.Previous.Message
 	case timedOut(in, c):
 		return fleetv1.ClusterFailed, ReasonUnreachableTimeout,
-			fmt.Sprintf("unreachable for longer than %s: %s", in.UnreachableTimeout, truncate(c.Message, 400))
+			truncate(fmt.Sprintf("unreachable for longer than %s: %s", in.UnreachableTimeout, c.Message), fleetv1.MaxClusterMessageLength)
 	case c.Engaged && c.State.Finished():
 		if row.Nodes.Failed > 0 {
 			return fleetv1.ClusterFailed, ReasonNodeFailed, failedMessage(row)
@@ -122,7 +123,7 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 	case !c.Engaged || !c.Reachable:
 		return unreachable(pendingOrRunning(c))
 	case c.Error != nil:
-		return pendingOrRunning(c), "Error", truncate(c.Error.Error(), 512)
+		return pendingOrRunning(c), "Error", truncate(c.Error.Error(), fleetv1.MaxClusterMessageLength)
 	case !started(c) && ptr.Deref(in.Spec.Suspend, false):
 		return fleetv1.ClusterPending, ReasonSuspended, "spec.suspend is true"
 	case !started(c) && !slices.Contains(d.Plan, c.Name):
@@ -163,7 +164,7 @@ func fillProgress(row *fleetv1.ClusterStatus, st spoke.State) {
 		countNode(&row.Nodes, n.Phase)
 		if n.Phase == spoke.NodeFailed {
 			failed = append(failed, fleetv1.NodeFailure{Node: n.Node, Group: truncate(n.GroupName, 63), Job: n.Job,
-				Reason: truncate(n.Reason, 64), Message: truncate(n.Message, 256)})
+				Reason: truncate(n.Reason, 64), Message: truncate(n.Message, fleetv1.MaxFailureMessageLength)})
 		}
 	}
 	row.Nodes.Total = row.Nodes.Pending + row.Nodes.Running + row.Nodes.Succeeded + row.Nodes.Failed + row.Nodes.Skipped
@@ -212,7 +213,7 @@ func failedMessage(row fleetv1.ClusterStatus) string {
 	for _, f := range row.FailedNodes[:min(3, len(row.FailedNodes))] {
 		names = append(names, f.Node)
 	}
-	return truncate(fmt.Sprintf("%d of %d nodes failed: %s", row.Nodes.Failed, row.Nodes.Total, strings.Join(names, ", ")), 512)
+	return truncate(fmt.Sprintf("%d of %d nodes failed: %s", row.Nodes.Failed, row.Nodes.Total, strings.Join(names, ", ")), fleetv1.MaxClusterMessageLength)
 }
 
 func summarize(rows []fleetv1.ClusterStatus) fleetv1.Summary {
@@ -331,9 +332,14 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 	}
 }
 
+// truncate cuts s to at most n bytes, on a rune boundary, marking the cut.
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n-3] + "..."
+	cut := n - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

@@ -123,16 +123,12 @@ var _ = Describe("Creating a ClusterJob", func() {
 			makeClusterJob().PerNodeGroup("zone", false).StrategyType(fleetv1.StrategyAll).Obj(),
 			"spec.strategy.perNodeGroup", perNodeGroupMsg),
 
-		// Pending on an API issue: metav1.LabelSelector carries no
-		// validation in a CRD, so a selector the controller cannot parse is
-		// accepted and, the spec being immutable, can only be deleted. Make
-		// these Entry once the selectors have operator/values CEL rules.
-		PEntry("clusterSelector with an unknown operator",
+		Entry("clusterSelector with an unknown operator",
 			withField(makeClusterJob().Obj(), map[string]any{"matchExpressions": []any{
 				map[string]any{"key": "env", "operator": "Equals", "values": []any{"prod"}},
 			}}, "spec", "clusterSelector"),
 			"spec.clusterSelector", "operator must be In, NotIn, Exists or DoesNotExist"),
-		PEntry("nodeSelector In without values",
+		Entry("nodeSelector In without values",
 			withField(makeClusterJob().Obj(), map[string]any{"matchExpressions": []any{
 				map[string]any{"key": "topology.kubernetes.io/zone", "operator": "In"},
 			}}, "spec", "nodeSelector"),
@@ -204,13 +200,7 @@ var _ = Describe("Creating a ClusterJob", func() {
 		}
 	})
 
-	// Pending on an API issue: the CRD is generated without
-	// crd:generateEmbeddedObjectMeta=true, so jobTemplate.metadata and
-	// jobTemplate.spec.template.metadata are `type: object` with no
-	// properties and the API server prunes every label and annotation in
-	// them (the samples lose their kwok delay annotation). Make these It once
-	// the CRD keeps them.
-	PIt("stores every sample as written, apart from defaults", func() {
+	It("stores every sample as written, apart from defaults", func() {
 		for _, f := range sampleFiles() {
 			By(filepath.Base(f))
 			cj := readSample(f)
@@ -226,7 +216,7 @@ var _ = Describe("Creating a ClusterJob", func() {
 		}
 	})
 
-	PIt("keeps the labels and annotations of the Job and pod templates", func() {
+	It("keeps the labels and annotations of the Job and pod templates", func() {
 		cj := makeClusterJob().PodAnnotation("pod-complete.stage.kwok.x-k8s.io/delay", "1s").Obj()
 		cj.Spec.JobTemplate.Labels = map[string]string{"team": "platform"}
 		cj.Spec.JobTemplate.Spec.Template.Labels = map[string]string{"app": "kernel-check"}

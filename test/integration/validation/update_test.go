@@ -92,9 +92,7 @@ var _ = Describe("Updating a ClusterJob", func() {
 			makeClusterJob(), func(cj *fleetv1.ClusterJob) {
 				cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image = "registry.k8s.io/e2e-test-images/busybox:1.37.0-1"
 			}, "spec.jobTemplate", "jobTemplate is immutable"),
-		// Pending on the pruned template metadata (see create_test.go): the
-		// annotation never reaches the stored object, so nothing changes.
-		PEntry("jobTemplate pod annotation added",
+		Entry("jobTemplate pod annotation added",
 			makeClusterJob(), func(cj *fleetv1.ClusterJob) {
 				cj.Spec.JobTemplate.Spec.Template.Annotations = map[string]string{"pod-complete.stage.kwok.x-k8s.io/delay": "1s"}
 			}, "spec.jobTemplate", "jobTemplate is immutable"),
