@@ -139,25 +139,7 @@ var _ = Describe("ClusterJob across two members", func() {
 		register(members["member-b"], admin, map[string]string{"env": "prod"})
 	})
 
-	AfterEach(func() {
-		list := &fleetv1.ClusterJobList{}
-		Expect(hubC.List(ctx, list)).To(Succeed())
-		for i := range list.Items {
-			Expect(client.IgnoreNotFound(hubC.Delete(ctx, &list.Items[i]))).To(Succeed())
-		}
-		Eventually(func(g Gomega) {
-			g.Expect(hubC.List(ctx, list)).To(Succeed())
-			g.Expect(list.Items).To(BeEmpty())
-		}).WithTimeout(30 * time.Second).Should(Succeed())
-		stopHub()
-		for _, name := range []string{"member-a", "member-b", "forbidden"} {
-			unregister(name)
-		}
-		for _, m := range members {
-			Eventually(func() []batchv1.Job { return memberJobs(m) }).Should(BeEmpty())
-			m.runner.reset()
-		}
-	})
+	AfterEach(func() { cleanUp(stopHub) })
 
 	It("runs batches group after group on every node of both members, one Job per node", func() {
 		stopHub = startHub(hubOptions{})
@@ -319,3 +301,25 @@ var _ = Describe("ClusterJob across two members", func() {
 		Expect(got.Status.Clusters[1].Phase).To(Equal(fleetv1.ClusterCompleted))
 	})
 })
+
+// cleanUp deletes every ClusterJob while the hub runs, so its finalizer
+// empties the members, then stops the hub and resets the fleet.
+func cleanUp(stopHub func()) {
+	list := &fleetv1.ClusterJobList{}
+	Expect(hubC.List(ctx, list)).To(Succeed())
+	for i := range list.Items {
+		Expect(client.IgnoreNotFound(hubC.Delete(ctx, &list.Items[i]))).To(Succeed())
+	}
+	Eventually(func(g Gomega) {
+		g.Expect(hubC.List(ctx, list)).To(Succeed())
+		g.Expect(list.Items).To(BeEmpty())
+	}).WithTimeout(30 * time.Second).Should(Succeed())
+	stopHub()
+	for _, name := range []string{"member-a", "member-b", "forbidden"} {
+		unregister(name)
+	}
+	for _, m := range members {
+		Eventually(func() []batchv1.Job { return memberJobs(m) }).Should(BeEmpty())
+		m.runner.reset()
+	}
+}

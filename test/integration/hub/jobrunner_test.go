@@ -97,6 +97,14 @@ func (r *jobRunner) tick(ctx context.Context) {
 	if err := r.c.List(ctx, jobs, client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue}); err != nil {
 		return
 	}
+	nodes := &corev1.NodeList{}
+	if err := r.c.List(ctx, nodes); err != nil {
+		return
+	}
+	present := map[string]bool{}
+	for _, n := range nodes.Items {
+		present[n.Name] = true
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	groups := map[string]map[string]bool{}
@@ -114,7 +122,8 @@ func (r *jobRunner) tick(ctx context.Context) {
 			r.seen[job.Name+string(job.UID)] = true
 			continue
 		}
-		if !r.held {
+		// A Job whose node is gone never finishes: its pod cannot be placed.
+		if !r.held && present[job.Annotations[fleetv1.NodeAnnotation]] {
 			_ = r.finish(ctx, job, r.failNodes[job.Annotations[fleetv1.NodeAnnotation]])
 		}
 	}

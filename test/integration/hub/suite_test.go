@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
@@ -121,7 +122,20 @@ var _ = AfterSuite(func() {
 
 // createNodes creates n Ready nodes named <prefix>-node-<i>, zoned round robin.
 func createNodes(m *member, prefix string, n int) {
-	for i := 1; i <= n; i++ {
+	recreateNodes(m, prefix, seq(1, n)...)
+}
+
+func seq(from, to int) []int {
+	var out []int
+	for i := from; i <= to; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// recreateNodes creates the Ready nodes <prefix>-node-<i> for each i.
+func recreateNodes(m *member, prefix string, ids ...int) {
+	for _, i := range ids {
 		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
 			Name:   fmt.Sprintf("%s-node-%d", prefix, i),
 			Labels: map[string]string{"topology.kubernetes.io/zone": fmt.Sprintf("zone-%d", i%2)},
@@ -176,7 +190,11 @@ func startHub(o hubOptions) func() {
 	go func() {
 		defer GinkgoRecover()
 		defer close(done)
-		Expect(mgr.Start(mgrCtx)).To(Succeed())
+		if err := mgr.Start(mgrCtx); err != nil {
+			// Say what did not stop: a stuck shutdown is a bug worth a stack.
+			_ = pprof.Lookup("goroutine").WriteTo(GinkgoWriter, 1)
+			Fail(err.Error())
+		}
 	}()
 	return func() { stop(); <-done }
 }
