@@ -1,0 +1,26 @@
+# Build the fleetjob-hub binary.
+FROM golang:1.26 AS builder
+ARG TARGETOS
+ARG TARGETARCH
+
+WORKDIR /workspace
+# Copy the module files and download the dependencies first, so this layer is
+# cached until go.mod or go.sum change.
+COPY go.mod go.sum ./
+RUN go mod download
+
+# Copy the sources (.dockerignore keeps out binaries, local state and tools modules).
+COPY . .
+
+# CGO_ENABLED=0: a static binary for the distroless base image.
+RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \
+    go build -trimpath -ldflags="-s -w" -o fleetjob-hub ./cmd/fleetjob-hub
+
+# distroless/static has no shell and runs as a non-root user.
+# See https://github.com/GoogleContainerTools/distroless
+FROM gcr.io/distroless/static:nonroot
+WORKDIR /
+COPY --from=builder /workspace/fleetjob-hub /fleetjob-hub
+USER 65532:65532
+
+ENTRYPOINT ["/fleetjob-hub"]
