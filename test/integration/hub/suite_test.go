@@ -75,6 +75,10 @@ func TestHub(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	// Engaging a member and a few reconciles take seconds on a loaded
+	// 2-core CI machine; a spec's own deadlines are set where they matter.
+	SetDefaultEventuallyTimeout(20 * time.Second)
+	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
 	assets := os.Getenv("KUBEBUILDER_ASSETS")
 	if _, err := os.Stat(filepath.Join(assets, "kube-apiserver")); assets == "" || err != nil {
 		Fail("KUBEBUILDER_ASSETS must point at kube-apiserver and etcd: run `make k8s-bins` and use `make test`")
