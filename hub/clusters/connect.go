@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -68,8 +69,10 @@ func parseRegistration(s *corev1.Secret) (registration, error) {
 	if err != nil {
 		return reg, fmt.Errorf("data.%s: %w", KubeconfigKey, err)
 	}
-	sum := sha256.Sum256(append(data, "\x00"+reg.namespace...))
-	reg.config, reg.hash = cfg, hex.EncodeToString(sum[:])
+	h := sha256.New()
+	h.Write(data)
+	h.Write([]byte("\x00" + reg.namespace))
+	reg.config, reg.hash = cfg, hex.EncodeToString(h.Sum(nil))
 	return reg, nil
 }
 
@@ -116,7 +119,7 @@ func checkAccess(ctx context.Context, cfg *rest.Config, namespace string) error 
 type accessError struct{ denied []string }
 
 func (e *accessError) Error() string {
-	return fmt.Sprintf("the registered credentials may not %v", e.denied)
+	return "the registered credentials may not: " + strings.Join(e.denied, "; ")
 }
 
 func describe(a authorizationv1.ResourceAttributes) string {

@@ -45,7 +45,12 @@ func (p *Provider) upsert(reg registration) (upToDate bool) {
 	if !maps.Equal(m.snapshot.Labels, reg.labels) {
 		defer p.notifier.notify(reg.name)
 	}
-	m.snapshot.Labels, m.snapshot.Namespace = reg.labels, reg.namespace
+	m.snapshot.Labels = reg.labels
+	// The namespace follows the cluster: an engaged cluster's caches cover
+	// its old namespace until a reconnect with the new one succeeds.
+	if m.cluster == nil {
+		m.snapshot.Namespace = reg.namespace
+	}
 	return m.hash == reg.hash && m.snapshot.Engaged
 }
 
@@ -63,6 +68,7 @@ func (p *Provider) invalid(reg registration, err error) {
 		m.cancel()
 	}
 	m.cluster, m.cancel, m.hash = nil, nil, ""
+	m.snapshot.Engaged = false
 	m.snapshot.Labels, m.snapshot.Namespace = reg.labels, reg.namespace
 	p.setUnreachable(m, ReasonInvalidRegistration, err.Error())
 	p.notifier.notify(reg.name)
@@ -81,6 +87,7 @@ func (p *Provider) replace(reg registration, cl cluster.Cluster, stop context.Ca
 		m.cancel()
 	}
 	m.cluster, m.cancel, m.hash = cl, stop, reg.hash
+	m.snapshot.Labels, m.snapshot.Namespace = reg.labels, reg.namespace
 	m.snapshot.Engaged = false
 }
 
