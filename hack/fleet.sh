@@ -220,7 +220,8 @@ kwok_up_cluster() {
     args+=(--enable-crds "${FLEET_KWOK_CRDS}")
   fi
   log "cluster ${name}: kwokctl ${args[*]@Q}"
-  "${KWOKCTL}" "${args[@]}"
+  # 9>&-: the components kwokctl starts must not inherit the fleet lock.
+  "${KWOKCTL}" "${args[@]}" 9>&-
   write_kubeconfig "${name}" "${KWOK_WORKDIR}/clusters/${name}/kubeconfig.yaml" "kwok-${name}"
   wait_api "${name}"
   if [[ ",${FLEET_KWOK_CRDS}," == *,Stage,* ]]; then
@@ -336,7 +337,7 @@ kind_up() {
         '- role: control-plane' '- role: worker' '- role: worker' >"${cfg}"
       log "cluster ${name}: kind create cluster"
       "${KIND}" create cluster --name "${name}" --config "${cfg}" --wait 2m \
-        --kubeconfig "${FLEET_DIR}/kind-${name}.raw" ${KIND_NODE_IMAGE:+--image "${KIND_NODE_IMAGE}"}
+        --kubeconfig "${FLEET_DIR}/kind-${name}.raw" ${KIND_NODE_IMAGE:+--image "${KIND_NODE_IMAGE}"} 9>&-
     fi
     src="${FLEET_DIR}/kind-${name}.raw"
     "${KIND}" get kubeconfig --name "${name}" >"${src}"
@@ -433,9 +434,22 @@ cmd_status() {
   done < <(fleet_clusters)
 }
 
+# Serialize up and down of one FLEET_DIR: a `down` while an `up` is halfway
+# would delete clusters under it. Daemons must not inherit fd 9 (see 9>&-),
+# or they would hold the lock for their whole life.
+lock_fleet() {
+  mkdir -p "${FLEET_DIR}"
+  command -v flock >/dev/null 2>&1 || return 0
+  exec 9>"${FLEET_DIR}/.lock"
+  if ! flock -n 9; then
+    log "waiting for another fleet.sh up/down on ${FLEET_DIR}"
+    flock 9
+  fi
+}
+
 case "${1:-}" in
-  up) cmd_up ;;
-  down) cmd_down ;;
+  up) lock_fleet && cmd_up ;;
+  down) lock_fleet && cmd_down ;;
   status) cmd_status ;;
   provider) detect_provider ;;
   *)
