@@ -88,8 +88,8 @@ test: k8s-bins ## Run all tests (unit + envtest) and a short fuzz run (FUZZTIME=
 	go test ./pkg/naming -run='^$$' -fuzz='^FuzzJobName$$' -fuzztime=$(FUZZTIME)
 
 .PHONY: test-unit
-test-unit: ## Run the tests without envtest assets (envtest suites skip or fail).
-	go test ./... -count=1
+test-unit: ## Run the tests that need no API server (all but test/integration).
+	go test $$(go list ./... | grep -v /test/integration/) -count=1
 
 .PHONY: verify
 verify: manifests generate fmt ## Fail if generated files or formatting are stale, then lint.
