@@ -83,7 +83,7 @@ lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
 	$(GOLANGCI_LINT) run --fix ./...
 
 .PHONY: test
-test: k8s-bins ## Run all tests (unit + envtest) and a short fuzz run (FUZZTIME=10s).
+test: envtest-bins ## Run all tests (unit + envtest) and a short fuzz run (FUZZTIME=10s).
 	KUBEBUILDER_ASSETS="$(K8S_BIN)" go test ./... -race=false -count=1
 	go test ./pkg/naming -run='^$$' -fuzz='^FuzzJobName$$' -fuzztime=$(FUZZTIME)
 
@@ -175,6 +175,18 @@ fleet-status: ## List the clusters of the local fleet.
 fleet-smoke: ## Run a node-pinned Job on member-1 and check where it ran.
 	$(FLEET_ENV) hack/fleet-smoke.sh
 
+##@ Demo
+
+.PHONY: demo
+demo: ## The main job: a local fleet, the hub controller, two registered members, a sample ClusterJob run to its end.
+	@provider="$${FLEET_PROVIDER:-$$(hack/fleet.sh provider)}"; \
+	if [ "$$provider" = kind ]; then $(MAKE) --no-print-directory kind; fi; \
+	FLEET_PROVIDER="$$provider" $(FLEET_ENV) hack/demo.sh up
+
+.PHONY: demo-down
+demo-down: ## Stop the demo's hub controller and delete the fleet.
+	$(FLEET_ENV) hack/demo.sh down
+
 ##@ Dependencies
 
 $(LOCALBIN):
@@ -186,6 +198,9 @@ $(K8S_BIN):
 K8S_CMDS := kube-apiserver kube-controller-manager kube-scheduler kubectl
 K8S_CMD_BINS := $(addprefix $(K8S_BIN)/,$(K8S_CMDS))
 K8S_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=$(K8S_MAJOR) -X $(p).gitMinor=$(K8S_MINOR))
+
+.PHONY: envtest-bins
+envtest-bins: $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd ## Build what envtest needs (kube-apiserver, etcd): tests do not wait for kwok.
 
 .PHONY: k8s-bins
 k8s-bins: $(K8S_CMD_BINS) $(K8S_BIN)/etcd $(K8S_BIN)/kwok $(K8S_BIN)/kwokctl ## Build the missing control-plane, etcd and kwok binaries into bin/k8s/<version>.

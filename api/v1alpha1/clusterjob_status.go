@@ -126,20 +126,20 @@ type Summary struct {
 type ClusterCounts struct {
 	// total is the number of selected clusters.
 	// +optional
-	Total int32 `json:"total,omitempty"`
+	Total int32 `json:"total"`
 	// running is the number of clusters with work in flight.
 	// +optional
-	Running int32 `json:"running,omitempty"`
+	Running int32 `json:"running"`
 	// completed is the number of clusters that finished with no failed node.
 	// +optional
-	Completed int32 `json:"completed,omitempty"`
+	Completed int32 `json:"completed"`
 	// failed is the number of clusters that finished with a failed node, or
 	// that stayed unreachable past the controller's unreachable timeout.
 	// +optional
-	Failed int32 `json:"failed,omitempty"`
+	Failed int32 `json:"failed"`
 	// unreachable is the number of clusters the hub cannot reach now.
 	// +optional
-	Unreachable int32 `json:"unreachable,omitempty"`
+	Unreachable int32 `json:"unreachable"`
 }
 
 // NodeCounts counts nodes by state. Every node selected by nodeSelector is in
@@ -147,25 +147,25 @@ type ClusterCounts struct {
 type NodeCounts struct {
 	// total is the number of nodes selected by nodeSelector.
 	// +optional
-	Total int32 `json:"total,omitempty"`
+	Total int32 `json:"total"`
 	// pending is the number of planned nodes whose Job has not started.
 	// +optional
-	Pending int32 `json:"pending,omitempty"`
+	Pending int32 `json:"pending"`
 	// running is the number of nodes whose Job is running.
 	// +optional
-	Running int32 `json:"running,omitempty"`
+	Running int32 `json:"running"`
 	// succeeded is the number of nodes whose Job completed.
 	// +optional
-	Succeeded int32 `json:"succeeded,omitempty"`
+	Succeeded int32 `json:"succeeded"`
 	// failed is the number of nodes whose Job failed, or that disappeared
 	// before their Job finished.
 	// +optional
-	Failed int32 `json:"failed,omitempty"`
+	Failed int32 `json:"failed"`
 	// skipped is the number of selected nodes that did not run the Job:
 	// left out of the plan (cordoned, NotReady, untolerated taint, no group
 	// label with ignoreNull) or deleted before their Job started.
 	// +optional
-	Skipped int32 `json:"skipped,omitempty"`
+	Skipped int32 `json:"skipped"`
 }
 
 // ClusterPhase is the state of the run in one member cluster.
@@ -255,13 +255,13 @@ type ClusterStatus struct {
 type GroupCounts struct {
 	// total is the number of groups in the plan.
 	// +optional
-	Total int32 `json:"total,omitempty"`
+	Total int32 `json:"total"`
 	// completed is the number of groups whose every Job finished.
 	// +optional
-	Completed int32 `json:"completed,omitempty"`
+	Completed int32 `json:"completed"`
 	// failed is the number of finished groups with at least one failed node.
 	// +optional
-	Failed int32 `json:"failed,omitempty"`
+	Failed int32 `json:"failed"`
 }
 
 // NodeFailure tells why one node failed.

@@ -48,6 +48,11 @@ import (
 // member: owner references cannot reach across clusters.
 const Finalizer = "fleetjob.io/cleanup"
 
+// conflictRetry is how soon a reconcile that lost a status write retries:
+// long enough for the cache to catch up with the write that won, short
+// enough that a group handoff stays well under a second.
+const conflictRetry = 100 * time.Millisecond
+
 // Options tune the reconciler.
 type Options struct {
 	// RegistrationNamespace is the hub namespace of registration Secrets.
@@ -98,6 +103,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	status := fleet.Status(in, decision, &cj.Status, cj.Generation)
 	prevPhase := cj.Status.Phase
 	if err := r.writeStatus(ctx, cj, status); err != nil {
+		if apierrors.IsConflict(err) {
+			// The cache is behind our own last write; status-only updates
+			// do not wake us, so look again shortly. Nothing was acted on
+			// twice: every action above is idempotent.
+			log.FromContext(ctx).V(1).Info("Writing status lost a race; retrying")
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
 		return ctrl.Result{}, err
 	}
 	r.emit(cj, notes, prevPhase)
@@ -122,9 +134,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, cj *fleetv1.ClusterJob, st
 	patch := client.MergeFromWithOptions(cj.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	cj.Status = status
 	if err := r.Hub.Status().Patch(ctx, cj, patch); err != nil {
-		if apierrors.IsConflict(err) {
-			log.FromContext(ctx).V(1).Info("Writing status lost a race; retrying")
-		}
 		return fmt.Errorf("writing status: %w", err)
 	}
 	return nil

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Copyright 2026 The fleetjob Authors.
+# SPDX-License-Identifier: Apache-2.0
+#
+# demo.sh runs fleetjob's main job end to end on a local fleet:
+#
+#   hack/demo.sh up     fleet up, CRDs on the hub, hub controller started,
+#                       members registered by Secret, the sample ClusterJob
+#                       applied and followed to its end
+#   hack/demo.sh down   stop the hub controller and delete the fleet
+#
+# It fails (non-zero, with the controller's last log lines) when the run does
+# not complete within DEMO_TIMEOUT seconds [180].
+#
+# The hub controller runs as a local process (kwok fleet). On a kind fleet
+# (FLEET_PROVIDER=kind, needs Docker) it is built into an image, loaded into
+# the hub cluster and deployed there with `make deploy`, and the members are
+# registered with their kind-internal kubeconfigs so that it can reach them.
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+K8S_VERSION="${K8S_VERSION:-v1.36.3}"
+K8S_BIN="${K8S_BIN:-${ROOT}/bin/k8s/${K8S_VERSION}}"
+FLEET_DIR="${FLEET_DIR:-${ROOT}/.fleet}"
+KUBECTL="${KUBECTL:-${K8S_BIN}/kubectl}"
+DEMO_TIMEOUT="${DEMO_TIMEOUT:-180}"
+SAMPLE="${SAMPLE:-${ROOT}/config/samples/fleetjob_v1alpha1_clusterjob_batch.yaml}"
+HUB_LOG="${FLEET_DIR}/hub.log"
+HUB_PID="${FLEET_DIR}/hub.pid"
+NS=fleetjob-system
+
+log() { printf '[demo] %s\n' "$*" >&2; }
+hub() { "${KUBECTL}" --kubeconfig "${FLEET_DIR}/hub.kubeconfig" "$@"; }
+member() { local m="$1"; shift; "${KUBECTL}" --kubeconfig "${FLEET_DIR}/${m}.kubeconfig" "$@"; }
+members() { grep -v '^hub$' "${FLEET_DIR}/clusters"; }
+provider() { cat "${FLEET_DIR}/provider"; }
+
+fail() {
+  log "FAILED: $*"
+  if [[ -f "${HUB_LOG}" ]]; then
+    log "last lines of the hub controller log (${HUB_LOG}):"
+    tail -n 40 "${HUB_LOG}" >&2
+  else
+    hub -n "${NS}" logs deploy/fleetjob-hub --tail=40 >&2 || true
+  fi
+  exit 1
+}
+
+stop_hub() {
+  if [[ -f "${HUB_PID}" ]]; then
+    kill "$(cat "${HUB_PID}")" 2>/dev/null || true
+    rm -f "${HUB_PID}"
+  fi
+}
+
+start_hub() {
+  if [[ "$(provider)" == kind ]]; then
+    make -C "${ROOT}" docker-build IMG=fleetjob-hub:dev
+    kind load docker-image fleetjob-hub:dev --name hub
+    make -C "${ROOT}" deploy IMG=fleetjob-hub:dev KUBECONFIG="${FLEET_DIR}/hub.kubeconfig"
+    hub -n "${NS}" rollout status deploy/fleetjob-hub --timeout=120s
+    return
+  fi
+  stop_hub
+  make -C "${ROOT}" build >/dev/null
+  # A short health interval so the demo shows a lost member within seconds.
+  "${ROOT}/bin/fleetjob-hub" --kubeconfig "${FLEET_DIR}/hub.kubeconfig" \
+    --metrics-bind-address 0 --health-probe-bind-address 0 \
+    --member-health-interval 2s >"${HUB_LOG}" 2>&1 &
+  echo $! >"${HUB_PID}"
+  log "hub controller started (pid $(cat "${HUB_PID}"), log ${HUB_LOG})"
+}
+
+# register <member> <labels...>: the registration Secret of one member.
+register() {
+  local m="$1"
+  shift
+  local kubeconfig="${FLEET_DIR}/${m}.kubeconfig"
+  if [[ "$(provider)" == kind ]]; then
+    kubeconfig="${FLEET_DIR}/${m}.internal.kubeconfig"
+  fi
+  member "${m}" create namespace "${NS}" --dry-run=client -o yaml | member "${m}" apply -f - >/dev/null
+  hub -n "${NS}" create secret generic "${m}" --from-file=kubeconfig="${kubeconfig}" --dry-run=client -o yaml |
+    hub label --local -f - -o yaml sigs.k8s.io/multicluster-runtime-kubeconfig=true "$@" |
+    hub apply -f - >/dev/null
+  log "registered ${m} ($*)"
+}
+
+# progress prints one line per cluster: phase, groups, nodes.
+progress() {
+  hub get clusterjob "$1" -o go-template='{{range .status.clusters}}{{printf "  %-10s %-9s groups %v/%v  nodes %v succeeded, %v failed of %v  %s\n" .name .phase .groups.completed .groups.total .nodes.succeeded .nodes.failed .nodes.total (or .reason "")}}{{end}}' 2>/dev/null || true
+}
+
+# check_pinning verifies, in every member, that each Job's pod ran on the
+# node the Job is for.
+check_pinning() {
+  local m total=0 bad=0 line job node ran
+  for m in $(members); do
+    while read -r line; do
+      [[ -z "${line}" ]] && continue
+      read -r job node <<<"${line}"
+      ran="$(member "${m}" -n "${NS}" get pods -l job-name="${job}" -o jsonpath='{.items[0].spec.nodeName}' 2>/dev/null || true)"
+      total=$((total + 1))
+      if [[ "${ran}" != "${node}" ]]; then
+        bad=$((bad + 1))
+        log "Job ${m}/${job} is for ${node} but ran on '${ran}'"
+      fi
+    done < <(member "${m}" -n "${NS}" get jobs -l app.kubernetes.io/managed-by=fleetjob \
+      -o go-template='{{range .items}}{{.metadata.name}} {{index .metadata.annotations "fleetjob.io/node"}}{{"\n"}}{{end}}')
+  done
+  ((bad == 0)) || fail "${bad} of ${total} Jobs ran on another node than their own"
+  log "${total} of ${total} Jobs ran on exactly their named node"
+}
+
+# wait_established waits for the CRD to serve; `kubectl wait` errors out
+# instead of waiting while a new CRD has no conditions yet.
+wait_established() {
+  local deadline=$((SECONDS + 60))
+  until [[ "$(hub get crd clusterjobs.fleetjob.io -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" == True ]]; do
+    ((SECONDS < deadline)) || fail "the ClusterJob CRD did not become Established within 60s"
+    sleep 1
+  done
+}
+
+cmd_up() {
+  local start=${SECONDS}
+  make -C "${ROOT}" k8s-bins >/dev/null
+  "${ROOT}/hack/fleet.sh" up
+  hub apply --server-side -f "${ROOT}/config/crd/bases" >/dev/null
+  wait_established
+  hub create namespace "${NS}" --dry-run=client -o yaml | hub apply -f - >/dev/null
+  local i=0 m
+  for m in $(members); do
+    i=$((i + 1))
+    register "${m}" env=demo "region=region-${i}"
+  done
+  start_hub
+  local name
+  name="$(hub create -f "${SAMPLE}" -o jsonpath='{.metadata.name}' 2>/dev/null || hub get -f "${SAMPLE}" -o jsonpath='{.metadata.name}')"
+  log "applied ClusterJob ${name}; following it (up to ${DEMO_TIMEOUT}s)"
+  local deadline=$((SECONDS + DEMO_TIMEOUT)) phase=""
+  while ((SECONDS < deadline)); do
+    phase="$(hub get clusterjob "${name}" -o jsonpath='{.status.phase}' 2>/dev/null || true)"
+    printf '\n[demo] %s  %s\n' "$(date +%T)" "${phase:-Pending}"
+    progress "${name}"
+    [[ "${phase}" == Completed || "${phase}" == Failed ]] && break
+    sleep 2
+  done
+  echo
+  hub get clusterjob "${name}"
+  progress "${name}"
+  [[ "${phase}" == Completed ]] || fail "ClusterJob ${name} ended ${phase:-not at all} after $((SECONDS - start))s"
+  check_pinning
+  log "done in $((SECONDS - start))s. Tear the fleet down with: make demo-down"
+}
+
+cmd_down() {
+  stop_hub
+  "${ROOT}/hack/fleet.sh" down
+}
+
+case "${1:-}" in
+up) cmd_up ;;
+down) cmd_down ;;
+*)
+  echo "usage: $0 up|down" >&2
+  exit 2
+  ;;
+esac
