@@ -172,6 +172,30 @@ var _ = Describe("ClusterJob across two members", func() {
 		}
 	})
 
+	It("runs one group per zone, in sorted order, on both members", func() {
+		stopHub = startHub(hubOptions{})
+		cj := makeClusterJob("per-zone").Obj()
+		cj.Spec.Strategy = fleetv1.Strategy{Type: fleetv1.StrategyPerNodeGroup,
+			PerNodeGroup: &fleetv1.PerNodeGroupStrategy{GroupLabel: "topology.kubernetes.io/zone"}}
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(phaseOf(cj)).WithTimeout(60 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		for _, row := range get(cj)(Default).Status.Clusters {
+			Expect(row.Groups).To(Equal(fleetv1.GroupCounts{Total: 2, Completed: 2}), "cluster %s", row.Name)
+		}
+		for _, m := range members {
+			for _, j := range memberJobs(m) {
+				node := &corev1.Node{}
+				Expect(m.client.Get(ctx, client.ObjectKey{Name: j.Annotations[fleetv1.NodeAnnotation]}, node)).To(Succeed())
+				zone := node.Labels["topology.kubernetes.io/zone"]
+				Expect(j.Annotations[fleetv1.GroupAnnotation]).To(Equal(zone), "Job %s", j.Name)
+				// Groups run in sorted order of the label value.
+				Expect(j.Labels[fleetv1.GroupIndexLabel]).To(Equal(map[string]string{"zone-0": "0", "zone-1": "1"}[zone]))
+			}
+			Expect(m.runner.overlapsSeen()).To(BeEmpty())
+		}
+		Expect(jobNodes(members["member-b"], cj)).To(Equal(nodeNames("b", 7)))
+	})
+
 	It("keeps going after a failed node and names it in status", func() {
 		stopHub = startHub(hubOptions{})
 		members["member-a"].runner.failOn("a-node-2")
