@@ -30,10 +30,8 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
@@ -241,19 +239,6 @@ func (p *Provider) restConfig(cfg *rest.Config) *rest.Config {
 	cfg.QPS, cfg.Burst, cfg.Timeout = p.opts.QPS, p.opts.Burst, p.opts.RequestTimeout
 	cfg.UserAgent = "fleetjob-hub"
 	return cfg
-}
-
-// truncate keeps messages on rows and events short.
-func truncate(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }
 
 // SetRecorder sets where Warning events about registrations go; the

@@ -158,23 +158,3 @@ func TestRestConfig(t *testing.T) {
 		t.Errorf("restConfig() changed its argument (-want +got):\n%s", diff)
 	}
 }
-
-func TestTruncate(t *testing.T) {
-	testCases := map[string]struct {
-		in   string
-		n    int
-		want string
-	}{
-		"short":          {in: "connection refused", n: 480, want: "connection refused"},
-		"exactly n":      {in: strings.Repeat("x", 10), n: 10, want: strings.Repeat("x", 10)},
-		"long":           {in: strings.Repeat("x", 11), n: 10, want: "xxxxxxx..."},
-		"spaces trimmed": {in: "  refused\n", n: 10, want: "refused"},
-	}
-	for name, tc := range testCases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, truncate(tc.in, tc.n)); diff != "" {
-				t.Errorf("truncate() (-want +got):\n%s", diff)
-			}
-		})
-	}
-}

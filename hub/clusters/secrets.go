@@ -30,6 +30,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+
+	"github.com/fleetjob/fleetjob/pkg/text"
 )
 
 // +kubebuilder:rbac:groups="",namespace=fleetjob-system,resources=secrets,verbs=get;list;watch
@@ -93,6 +95,6 @@ func (r *secretReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 func (r *secretReconciler) warn(secret *corev1.Secret, reason string, err error) {
 	if rec := r.provider.opts.Recorder; rec != nil {
-		rec.Eventf(secret, nil, corev1.EventTypeWarning, reason, "Connect", "%s", truncate(fmt.Sprintf("cluster %s: %v", secret.Name, err), 1000))
+		rec.Eventf(secret, nil, corev1.EventTypeWarning, reason, "Connect", "%s", text.Truncate(fmt.Sprintf("cluster %s: %v", secret.Name, err), 1000))
 	}
 }

@@ -19,6 +19,7 @@ package clusters
 import (
 	"context"
 	"maps"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -26,6 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/fleetjob/fleetjob/pkg/text"
 )
 
 // The registry's state transitions. Each takes the lock, changes one member,
@@ -156,7 +159,7 @@ func (p *Provider) setReachable(m *member) {
 
 // setUnreachable reports whether the member's visible state changed.
 func (p *Provider) setUnreachable(m *member, reason, message string) bool {
-	message = truncate(message, 480)
+	message = text.Truncate(strings.TrimSpace(message), 480)
 	changed := m.snapshot.Reachable || m.snapshot.Reason != reason || m.snapshot.Message != message
 	m.snapshot.Reachable, m.snapshot.Reason, m.snapshot.Message = false, reason, message
 	if m.snapshot.UnreachableSince.IsZero() {

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,7 +48,7 @@ func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, views []fl
 		var err error
 		if g, ok := d.Start[c.Name]; ok {
 			err = r.startGroup(ctx, cj, c, g, add)
-		} else if containsName(d.Plan, c.Name) {
+		} else if slices.Contains(d.Plan, c.Name) {
 			err = r.freezePlan(ctx, cj, c, add)
 		}
 		if err != nil {
@@ -106,15 +107,6 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 		log.FromContext(ctx).Info("Started group", "cluster", c.Name, "group", g, "jobs", len(created))
 	}
 	return err
-}
-
-func containsName(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 // emit sends the notes, and the run's end, after the status was written: an

@@ -20,13 +20,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/text"
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
@@ -99,14 +99,14 @@ func clusterRow(in Input, d Decision, c Cluster) fleetv1.ClusterStatus {
 // case wins; terminal phases are sticky.
 func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (fleetv1.ClusterPhase, string, string) {
 	unreachable := func(phase fleetv1.ClusterPhase) (fleetv1.ClusterPhase, string, string) {
-		return phase, c.Reason, truncate(c.Message, fleetv1.MaxClusterMessageLength)
+		return phase, c.Reason, text.Truncate(c.Message, fleetv1.MaxClusterMessageLength)
 	}
 	switch {
 	case c.Previous != nil && isTerminal(c.Previous.Phase):
 		return c.Previous.Phase, c.Previous.Reason, c.Previous.Message
 	case timedOut(in, c):
 		return fleetv1.ClusterFailed, ReasonUnreachableTimeout,
-			truncate(fmt.Sprintf("unreachable for longer than %s: %s", in.UnreachableTimeout, c.Message), fleetv1.MaxClusterMessageLength)
+			text.Truncate(fmt.Sprintf("unreachable for longer than %s: %s", in.UnreachableTimeout, c.Message), fleetv1.MaxClusterMessageLength)
 	case c.Engaged && c.State.Finished():
 		if row.Nodes.Failed > 0 {
 			return fleetv1.ClusterFailed, ReasonNodeFailed, failedMessage(row)
@@ -123,7 +123,7 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 	case !c.Engaged || !c.Reachable:
 		return unreachable(pendingOrRunning(c))
 	case c.Error != nil:
-		return pendingOrRunning(c), "Error", truncate(c.Error.Error(), fleetv1.MaxClusterMessageLength)
+		return pendingOrRunning(c), "Error", text.Truncate(c.Error.Error(), fleetv1.MaxClusterMessageLength)
 	case !started(c) && ptr.Deref(in.Spec.Suspend, false):
 		return fleetv1.ClusterPending, ReasonSuspended, "spec.suspend is true"
 	case !started(c) && !slices.Contains(d.Plan, c.Name):
@@ -156,15 +156,15 @@ func fillProgress(row *fleetv1.ClusterStatus, st spoke.State) {
 	if len(st.Groups) > 0 {
 		cur := currentGroup(st)
 		row.CurrentGroup = ptr.To(int32(cur))
-		row.CurrentGroupName = truncate(st.Groups[cur].Name, 63)
+		row.CurrentGroupName = text.Truncate(st.Groups[cur].Name, 63)
 	}
 	row.Nodes.Skipped = int32(len(st.Plan.Skipped))
 	var failed []fleetv1.NodeFailure
 	for _, n := range st.Nodes {
 		countNode(&row.Nodes, n.Phase)
 		if n.Phase == spoke.NodeFailed {
-			failed = append(failed, fleetv1.NodeFailure{Node: n.Node, Group: truncate(n.GroupName, 63), Job: n.Job,
-				Reason: truncate(n.Reason, 64), Message: truncate(n.Message, fleetv1.MaxFailureMessageLength)})
+			failed = append(failed, fleetv1.NodeFailure{Node: n.Node, Group: text.Truncate(n.GroupName, 63), Job: n.Job,
+				Reason: text.Truncate(n.Reason, 64), Message: text.Truncate(n.Message, fleetv1.MaxFailureMessageLength)})
 		}
 	}
 	row.Nodes.Total = row.Nodes.Pending + row.Nodes.Running + row.Nodes.Succeeded + row.Nodes.Failed + row.Nodes.Skipped
@@ -213,7 +213,7 @@ func failedMessage(row fleetv1.ClusterStatus) string {
 	for _, f := range row.FailedNodes[:min(3, len(row.FailedNodes))] {
 		names = append(names, f.Node)
 	}
-	return truncate(fmt.Sprintf("%d of %d nodes failed: %s", row.Nodes.Failed, row.Nodes.Total, strings.Join(names, ", ")), fleetv1.MaxClusterMessageLength)
+	return text.Truncate(fmt.Sprintf("%d of %d nodes failed: %s", row.Nodes.Failed, row.Nodes.Total, strings.Join(names, ", ")), fleetv1.MaxClusterMessageLength)
 }
 
 func summarize(rows []fleetv1.ClusterStatus) fleetv1.Summary {
@@ -284,7 +284,7 @@ func earliestStart(rows []fleetv1.ClusterStatus, now metav1.Time) *metav1.Time {
 // would be overkill: they are one decision seen four ways.
 func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 	set := func(t string, s metav1.ConditionStatus, reason, msg string) {
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: truncate(msg, 1024),
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: text.Truncate(msg, 1024),
 			ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(in.Now)})
 	}
 	sum := st.Summary
@@ -330,16 +330,4 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 	} else {
 		set(fleetv1.ConditionSuspended, metav1.ConditionFalse, "NotSuspended", "")
 	}
-}
-
-// truncate cuts s to at most n bytes, on a rune boundary, marking the cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }
