@@ -19,7 +19,6 @@ package clusters
 import (
 	"context"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
