@@ -226,20 +226,6 @@ var _ = Describe("Creating a ClusterJob", func() {
 		Expect(cj.Spec.JobTemplate.Spec.Template.Annotations).To(HaveKeyWithValue("pod-complete.stage.kwok.x-k8s.io/delay", "1s"))
 	})
 
-	It("lists every sample in config/samples/kustomization.yaml", func() {
-		data, err := os.ReadFile(filepath.Join(repoRoot, "config", "samples", "kustomization.yaml"))
-		Expect(err).NotTo(HaveOccurred())
-		var k struct {
-			Resources []string `json:"resources"`
-		}
-		Expect(yaml.Unmarshal(data, &k)).To(Succeed())
-		var names []string
-		for _, f := range sampleFiles() {
-			names = append(names, filepath.Base(f))
-		}
-		Expect(k.Resources).To(ConsistOf(names))
-	})
-
 	It("accepts every cluster ({}) with strategy all and applies the defaults", func() {
 		cj := makeClusterJob().Obj()
 		Expect(createGenerated(cj)).To(Succeed())
