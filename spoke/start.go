@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,36 +42,73 @@ func (e *ConflictError) Error() string {
 	return fmt.Sprintf("Job %s/%s exists and does not belong to this ClusterJob", e.Namespace, e.Job)
 }
 
+// createParallelism is how many Job creations run at once: enough that a
+// group of 1,000 nodes starts in a few seconds rather than a minute of
+// sequential round trips, few enough to stay within the member client's
+// rate limit and not flood a member API server.
+const createParallelism = 16
+
 // StartGroup creates the Jobs of the group-th group for its nodes that are
-// Pending in st, and returns the Jobs it created. A Job that already exists
-// and carries the run's UID label was created before, by this or another
-// writer, and counts as started but not as created; one that does not is a
-// *ConflictError (find it with errors.As: several are joined), and the
-// other nodes are still started. live must read from the API server.
-// StartGroup stops at the first other error.
+// Pending in st, and returns the Jobs it created, in plan order. A Job that
+// already exists and carries the run's UID label was created before, by this
+// or another writer, and counts as started but not as created; one that does
+// not is a *ConflictError (find it with errors.As: several are joined), and
+// the other nodes are still started. live must read from the API server.
+// On any other error StartGroup stops creating and returns it.
 func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Run, st State, group int) ([]batchv1.Job, error) {
 	if group < 0 || group >= len(st.Groups) {
 		return nil, fmt.Errorf("group %d is not in the plan of cluster %s, which has %d groups", group, run.Cluster, len(st.Groups))
 	}
+	var jobs []*batchv1.Job
+	for _, n := range st.Nodes {
+		if n.Group == group && n.Phase == NodePending {
+			jobs = append(jobs, BuildJob(run, n.Node, group, n.GroupName))
+		}
+	}
+	made, errs := createAll(ctx, c, live, run, jobs)
 	var created []batchv1.Job
 	var conflicts []error
-	for _, n := range st.Nodes {
-		if n.Group != group || n.Phase != NodePending {
-			continue
-		}
-		job := BuildJob(run, n.Node, group, n.GroupName)
-		made, err := createJob(ctx, c, live, run, job)
+	var failure error
+	for i, job := range jobs {
 		var conflict *ConflictError
-		switch {
+		switch err := errs[i]; {
 		case errors.As(err, &conflict):
 			conflicts = append(conflicts, err)
-		case err != nil:
-			return created, errors.Join(append(conflicts, err)...)
-		case made:
+		case err != nil && failure == nil:
+			failure = err
+		case made[i]:
 			created = append(created, *job)
 		}
 	}
-	return created, errors.Join(conflicts...)
+	return created, errors.Join(append(conflicts, failure)...)
+}
+
+// createAll creates jobs, createParallelism at a time, and stops starting
+// new creations after the first error that is not a conflict.
+func createAll(ctx context.Context, c client.Client, live client.Reader, run Run, jobs []*batchv1.Job) ([]bool, []error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	made, errs := make([]bool, len(jobs)), make([]error, len(jobs))
+	sem := make(chan struct{}, createParallelism)
+	var wg sync.WaitGroup
+	for i, job := range jobs {
+		sem <- struct{}{}
+		if ctx.Err() != nil {
+			errs[i] = ctx.Err()
+			<-sem
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			made[i], errs[i] = createJob(ctx, c, live, run, job)
+			var conflict *ConflictError
+			if errs[i] != nil && !errors.As(errs[i], &conflict) {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	return made, errs
 }
 
 // createJob creates job. made is false when it already existed as the run's

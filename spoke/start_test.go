@@ -19,6 +19,9 @@ package spoke
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -91,12 +94,12 @@ func TestStartGroup(t *testing.T) {
 			wantJobs:    []string{"a", "b"},
 			wantErr:     "Job fleetjob-system/" + jobName("b") + " exists and does not belong to this ClusterJob",
 		},
-		"API error stops the group": {
-			funcs:       forbidNode("a"),
+		"API error is returned; creations already under way finish": {
+			funcs:       forbidNode("b"),
 			group:       0,
-			wantCreated: nil,
-			wantJobs:    nil,
-			wantErr:     "creating Job fleetjob-system/" + jobName("a") + `: jobs.batch "` + jobName("a") + `" is forbidden: exceeded quota`,
+			wantCreated: []string{"a"},
+			wantJobs:    []string{"a"},
+			wantErr:     "creating Job fleetjob-system/" + jobName("b") + `: jobs.batch "` + jobName("b") + `" is forbidden: exceeded quota`,
 		},
 		"group out of range": {
 			group:   2,
@@ -186,4 +189,36 @@ func errorString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+func TestStartGroupBoundsParallelCreates(t *testing.T) {
+	var names []string
+	present := map[string]bool{}
+	for i := range 100 {
+		n := fmt.Sprintf("node-%03d", i)
+		names, present[n] = append(names, n), true
+	}
+	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: names}}}
+	var inFlight, most atomic.Int32
+	live := fake.NewClientBuilder().Build()
+	c := interceptor.NewClient(live, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			runtime.Gosched() // let other creations overlap this one
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+	created, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Obj()), Derive(&p, nil, present), 0)
+	if err != nil {
+		t.Fatalf("StartGroup() error = %v", err)
+	}
+	if diff := cmp.Diff(names, jobNodes(created)); diff != "" {
+		t.Errorf("StartGroup() created mismatch, want every node in plan order (-want +got):\n%s", diff)
+	}
+	if got := most.Load(); got > createParallelism {
+		t.Errorf("%d creations ran at once, want at most %d", got, createParallelism)
+	}
 }
