@@ -132,16 +132,25 @@ func freeSlots(in Input) int {
 }
 
 // stopped tells whether failureStrategy exit stops the whole fleet.
-func stopped(in Input) bool {
+func stopped(in Input) bool { return stopCause(in) != "" }
+
+// stopCause names the first cluster whose failure stops the fleet under
+// failureStrategy exit, and how it failed; "" when nothing stops it.
+func stopCause(in Input) string {
 	if in.Spec.FailureStrategy != fleetv1.FailureStrategyExit {
-		return false
+		return ""
 	}
 	for _, c := range in.Clusters {
-		if anyFailed(c) || timedOut(in, c) || terminal(c) && c.Previous.Phase == fleetv1.ClusterFailed {
-			return true
+		switch {
+		case anyFailed(c):
+			return "a node failed in cluster " + c.Name
+		case timedOut(in, c):
+			return "cluster " + c.Name + " stayed unreachable"
+		case terminal(c) && c.Previous.Phase == fleetv1.ClusterFailed:
+			return "cluster " + c.Name + " failed"
 		}
 	}
-	return false
+	return ""
 }
 
 // started tells whether a cluster's run began: its plan is frozen.

@@ -117,9 +117,9 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 			return fleetv1.ClusterFailed, ReasonNodeFailed, failedMessage(row)
 		}
 		if started(c) {
-			return fleetv1.ClusterFailed, ReasonStopped, "failureStrategy exit stopped the run after a node failed in another cluster"
+			return fleetv1.ClusterFailed, ReasonStopped, "failureStrategy exit stopped the run: " + stopCause(in)
 		}
-		return fleetv1.ClusterPending, ReasonStopped, "failureStrategy exit stopped the run before this cluster started"
+		return fleetv1.ClusterPending, ReasonStopped, "failureStrategy exit stopped the run before this cluster started: " + stopCause(in)
 	case !c.Engaged || !c.Reachable:
 		return unreachable(pendingOrRunning(c))
 	case c.Error != nil:

@@ -295,7 +295,7 @@ func TestStatus(t *testing.T) {
 				},
 				{
 					Name: "c", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonStopped,
-					Message: "failureStrategy exit stopped the run before this cluster started",
+					Message: "failureStrategy exit stopped the run before this cluster started: a node failed in cluster a",
 				},
 			},
 			wantStartTime: mt(ago(30 * time.Minute)),
@@ -328,14 +328,14 @@ func TestStatus(t *testing.T) {
 				},
 				{
 					Name: "b", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonStopped,
-					Message: "failureStrategy exit stopped the run after a node failed in another cluster",
+					Message: "failureStrategy exit stopped the run: a node failed in cluster a",
 					Groups:  fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 					Nodes:     fleetv1.NodeCounts{Total: 6, Pending: 3, Succeeded: 3},
 					StartTime: mt(ago(30 * time.Minute)), CompletionTime: mt(now),
 				},
 				{
 					Name: "c", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonStopped,
-					Message: "failureStrategy exit stopped the run before this cluster started",
+					Message: "failureStrategy exit stopped the run before this cluster started: a node failed in cluster a",
 				},
 			},
 			wantStartTime:      mt(ago(30 * time.Minute)),
@@ -669,7 +669,7 @@ func TestStatus(t *testing.T) {
 				},
 				{
 					Name: "b", Phase: fleetv1.ClusterPending, Reason: ReasonStopped,
-					Message:          "failureStrategy exit stopped the run before this cluster started",
+					Message:          "failureStrategy exit stopped the run before this cluster started: a node failed in cluster a",
 					UnreachableSince: mt(ago(10 * time.Minute)),
 				},
 			},
