@@ -163,6 +163,12 @@ var _ = Describe("ClusterJob across two members", func() {
 			}
 			Expect(m.runner.overlapsSeen()).To(BeEmpty(), "two groups of one run ran together in %s", m.name)
 		}
+		// How soon each group started after the previous one ended, as a
+		// report (the runner ticks every 100ms): a regression to polling
+		// shows here as seconds.
+		handoffs := members["member-b"].runner.handoffs(naming.LabelValue(string(got.UID)), 4)
+		Expect(handoffs).To(HaveLen(3))
+		AddReportEntry("group handoff in member-b (3 handoffs)", fmt.Sprint(handoffs))
 		// Alphabetical batches: b-node-1,b-node-2 first, b-node-7 last.
 		for _, j := range memberJobs(members["member-b"]) {
 			want := map[string]string{"b-node-1": "batch-1", "b-node-2": "batch-1", "b-node-7": "batch-4"}[j.Annotations[fleetv1.NodeAnnotation]]

@@ -18,6 +18,7 @@ package hub
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -42,10 +43,15 @@ type jobRunner struct {
 	held      bool
 	seen      map[string]bool
 	overlaps  []string
+	// firstSeen and lastDone time each group of each run (key uid/index),
+	// to measure how soon a group starts after the previous one ended.
+	firstSeen map[string]time.Time
+	lastDone  map[string]time.Time
 }
 
 func newJobRunner(c client.Client) *jobRunner {
-	return &jobRunner{c: c, failNodes: map[string]bool{}, seen: map[string]bool{}}
+	return &jobRunner{c: c, failNodes: map[string]bool{}, seen: map[string]bool{},
+		firstSeen: map[string]time.Time{}, lastDone: map[string]time.Time{}}
 }
 
 // failOn makes Jobs on these nodes fail from now on.
@@ -69,6 +75,23 @@ func (r *jobRunner) overlapsSeen() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.overlaps...)
+}
+
+// handoffs returns, for each group after the first of run uid, the time
+// from the previous group's last Job finishing to this group's first Job
+// being seen (within the runner's 100ms tick).
+func (r *jobRunner) handoffs(uid string, groups int) []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []time.Duration
+	for g := 1; g < groups; g++ {
+		done, ok1 := r.lastDone[fmt.Sprintf("%s/%d", uid, g-1)]
+		seen, ok2 := r.firstSeen[fmt.Sprintf("%s/%d", uid, g)]
+		if ok1 && ok2 {
+			out = append(out, seen.Sub(done))
+		}
+	}
+	return out
 }
 
 func (r *jobRunner) reset() {
@@ -118,13 +141,19 @@ func (r *jobRunner) tick(ctx context.Context) {
 			groups[uid] = map[string]bool{}
 		}
 		groups[uid][job.Labels[fleetv1.GroupIndexLabel]] = true
+		group := uid + "/" + job.Labels[fleetv1.GroupIndexLabel]
 		if !r.seen[job.Name+string(job.UID)] {
 			r.seen[job.Name+string(job.UID)] = true
+			if _, ok := r.firstSeen[group]; !ok {
+				r.firstSeen[group] = time.Now()
+			}
 			continue
 		}
 		// A Job whose node is gone never finishes: its pod cannot be placed.
 		if !r.held && present[job.Annotations[fleetv1.NodeAnnotation]] {
-			_ = r.finish(ctx, job, r.failNodes[job.Annotations[fleetv1.NodeAnnotation]])
+			if r.finish(ctx, job, r.failNodes[job.Annotations[fleetv1.NodeAnnotation]]) == nil {
+				r.lastDone[group] = time.Now()
+			}
 		}
 	}
 	for uid, g := range groups {
