@@ -1,0 +1,215 @@
+//go:build e2e
+
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+)
+
+const (
+	providerKwok = "kwok"
+	providerKind = "kind"
+
+	// workNamespace is where registrations live on the hub and where Jobs
+	// run in the members (the default of both).
+	workNamespace = fleetv1.DefaultWorkNamespace
+	// testNamespace holds the suite's ClusterJobs on the hub.
+	testNamespace = "default"
+	// registrationLabel marks a hub Secret as a member registration.
+	registrationLabel = "sigs.k8s.io/multicluster-runtime-kubeconfig"
+	// suiteLabel is on every registration of the suite: makeClusterJob
+	// selects on it.
+	suiteLabel = "env"
+	suiteValue = "e2e"
+	// memberNameLabel is on every registration, value the member's name, so
+	// that a ClusterJob can select one member.
+	memberNameLabel = "name"
+)
+
+// fleet is the hub and members e2e/run.sh brought up, as it describes them
+// in the environment.
+type fleet struct {
+	// provider is kwok or kind (E2E_PROVIDER).
+	provider string
+	// dir holds <cluster>.kubeconfig (FLEET_DIR).
+	dir string
+	// kubectl is the kubectl binary (KUBECTL).
+	kubectl string
+	// root is the repository.
+	root string
+	// artifacts is where failed specs leave what they saw (ARTIFACTS).
+	artifacts string
+	hub       client.WithWatch
+	members   []*member
+}
+
+// member is one member cluster of the fleet.
+type member struct {
+	name string
+	// kubeconfig is the suite's kubeconfig of the member.
+	kubeconfig string
+	// registration is the kubeconfig the hub controller is given: on kind the
+	// in-Docker-network address the in-cluster controller can reach.
+	registration string
+	client       client.WithWatch
+}
+
+var scheme = runtime.NewScheme()
+
+// loadFleet reads the fleet's description from the environment and
+// connects to every cluster.
+func loadFleet() *fleet {
+	Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+	Expect(fleetv1.AddToScheme(scheme)).To(Succeed())
+	root, err := filepath.Abs("..")
+	Expect(err).NotTo(HaveOccurred())
+	f := &fleet{
+		provider:  envOr("E2E_PROVIDER", providerKwok),
+		dir:       os.Getenv("FLEET_DIR"),
+		kubectl:   envOr("KUBECTL", "kubectl"),
+		root:      root,
+		artifacts: envOr("ARTIFACTS", filepath.Join(root, "artifacts", "e2e")),
+	}
+	Expect(f.provider).To(BeElementOf(providerKwok, providerKind), "E2E_PROVIDER")
+	Expect(f.dir).NotTo(BeEmpty(), "FLEET_DIR must name the fleet's directory: run the suite with `make e2e`")
+	f.hub = newClient(f.kubeconfig("hub"))
+	clusters, err := os.ReadFile(filepath.Join(f.dir, "clusters"))
+	Expect(err).NotTo(HaveOccurred(), "the fleet lists its clusters in FLEET_DIR/clusters")
+	for _, name := range strings.Fields(string(clusters)) {
+		if name == "hub" {
+			continue
+		}
+		m := &member{name: name, kubeconfig: f.kubeconfig(name), registration: f.kubeconfig(name)}
+		if f.provider == providerKind {
+			m.registration = f.kubeconfig(name + ".internal")
+		}
+		m.client = newClient(m.kubeconfig)
+		f.members = append(f.members, m)
+	}
+	Expect(len(f.members)).To(BeNumerically(">=", 2), "the suite needs two members")
+	return f
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func (f *fleet) kubeconfig(cluster string) string {
+	return filepath.Join(f.dir, cluster+".kubeconfig")
+}
+
+func newClient(kubeconfig string) client.WithWatch {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	// The recorders watch while the specs list; client-go's 5 QPS would
+	// make the suite wait on itself.
+	cfg.QPS, cfg.Burst = 100, 200
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+// member returns the member called name.
+func (f *fleet) member(name string) *member {
+	for _, m := range f.members {
+		if m.name == name {
+			return m
+		}
+	}
+	Fail("no member " + name)
+	return nil
+}
+
+// run runs kubectl against cluster (hub or a member name) with stdin, and
+// returns its output; the error carries stderr.
+func (f *fleet) run(cluster string, stdin string, args ...string) (string, error) {
+	cmd := exec.Command(f.kubectl, append([]string{"--kubeconfig", f.kubeconfig(cluster)}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+// kubectl runs kubectl against cluster and expects it to succeed.
+func (f *fleet) kubectlOK(cluster string, args ...string) string {
+	GinkgoHelper()
+	out, err := f.run(cluster, "", args...)
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
+
+// installCRDs applies the ClusterJob CRD on the hub and waits until it is
+// served. Server-side: the CRD is larger than client-side apply's
+// last-applied annotation allows.
+func (f *fleet) installCRDs() {
+	f.kubectlOK("hub", "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(f.root, "config", "crd", "bases"))
+	// `kubectl wait` fails rather than waits while a new CRD has no
+	// conditions yet, hence the retries.
+	Eventually(func() error {
+		_, err := f.run("hub", "", "wait", "--for=condition=Established", "crd/clusterjobs.fleetjob.io", "--timeout=10s")
+		return err
+	}).WithTimeout(time.Minute).Should(Succeed())
+}
+
+// ensureNamespace creates the namespace in c unless it exists.
+func ensureNamespace(c client.Client, name string) {
+	GinkgoHelper()
+	err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if !apierrors.IsAlreadyExists(err) {
+		Expect(err).NotTo(HaveOccurred())
+	}
+}
+
+// register creates or updates the hub Secret that registers m, labelled
+// env=e2e and name=<member>.
+func (f *fleet) register(m *member) {
+	kubeconfig, err := os.ReadFile(m.registration)
+	Expect(err).NotTo(HaveOccurred())
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: workNamespace}}
+	_, err = controllerutil.CreateOrUpdate(ctx, f.hub, secret, func() error {
+		secret.Labels = map[string]string{registrationLabel: "true", suiteLabel: suiteValue, memberNameLabel: m.name}
+		secret.Data = map[string][]byte{"kubeconfig": kubeconfig}
+		return nil
+	})
+	Expect(err).NotTo(HaveOccurred())
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Copyright 2026 The fleetjob Authors.
+# SPDX-License-Identifier: Apache-2.0
+#
+# run.sh runs the e2e suite (`make e2e`): it brings up a fleet with
+# hack/fleet.sh, runs `go test -tags e2e ./e2e/...` against it, and always
+# deletes the fleet at the end, keeping the suite's exit code.
+#
+#   kwok  (E2E_PROVIDER=kwok) control planes as local processes with fake
+#         nodes and kwok's Stage CRD, so that specs can fail pods on a
+#         chosen node; the suite starts bin/fleetjob-hub itself.
+#   kind  (E2E_PROVIDER=kind, needs Docker) three kind clusters; the hub
+#         controller image is built, loaded into the hub and deployed there
+#         with `make deploy`; the suite registers the members with their
+#         in-Docker-network kubeconfigs and scales the Deployment.
+# The default is kind when `docker info` succeeds, otherwise kwok. The test
+# code is the same for both.
+#
+# Environment (defaults in brackets):
+#   E2E_PROVIDER   kwok or kind [detected]
+#   FLEET_DIR      the fleet's state directory [/tmp/fleetjob-e2e]: not the
+#                  .fleet/ of `make fleet-up` or `make demo`, which stays up
+#   E2E_TIMEOUT    go test -timeout [20m]; E2E_GINKGO_TIMEOUT the suite's own [18m]
+#   E2E_FOCUS      run only the specs matching this regular expression
+#   E2E_KEEP_FLEET 1: leave the fleet up afterwards (for debugging)
+#   ARTIFACTS      where failed specs leave logs and objects [<repo>/artifacts/e2e]
+#   K8S_BIN, KIND, KUBECTL, ...   as for hack/fleet.sh
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+K8S_VERSION="${K8S_VERSION:-v1.36.3}"
+K8S_BIN="${K8S_BIN:-${ROOT}/bin/k8s/${K8S_VERSION}}"
+E2E_TIMEOUT="${E2E_TIMEOUT:-20m}"
+# Ginkgo stops first, so that failed specs still report and dump.
+E2E_GINKGO_TIMEOUT="${E2E_GINKGO_TIMEOUT:-18m}"
+E2E_FOCUS="${E2E_FOCUS:-}"
+IMG="${IMG:-fleetjob-hub:e2e}"
+KIND="${KIND:-kind}"
+export FLEET_DIR="${FLEET_DIR:-/tmp/fleetjob-e2e}"
+export ARTIFACTS="${ARTIFACTS:-${ROOT}/artifacts/e2e}"
+if [[ -z "${KUBECTL:-}" ]]; then
+  if [[ -x "${K8S_BIN}/kubectl" ]]; then KUBECTL="${K8S_BIN}/kubectl"; else KUBECTL=kubectl; fi
+fi
+export KUBECTL K8S_VERSION K8S_BIN KIND
+
+log() { printf '[e2e] %s\n' "$*" >&2; }
+
+E2E_PROVIDER="${E2E_PROVIDER:-$(FLEET_PROVIDER='' "${ROOT}/hack/fleet.sh" provider)}"
+export E2E_PROVIDER FLEET_PROVIDER="${E2E_PROVIDER}"
+if [[ "${E2E_PROVIDER}" == kwok ]]; then
+  export FLEET_KWOK_CRDS=Stage
+fi
+
+# Another kwok fleet's control planes would compete for the same ports.
+other_fleet() {
+  pgrep -fa -- '/kwok/clusters/' | grep -v -- "${FLEET_DIR}/kwok/" || true
+}
+
+# The suite's hub controller, if the suite was killed before it could stop it.
+stop_controller() {
+  local pid
+  pid="$(cat "${FLEET_DIR}/e2e-hub.pid" 2>/dev/null || true)"
+  if [[ -n "${pid}" ]] && grep -q fleetjob-hub "/proc/${pid}/cmdline" 2>/dev/null; then
+    kill -9 "${pid}" 2>/dev/null || true
+  fi
+  rm -f "${FLEET_DIR}/e2e-hub.pid"
+}
+
+down() {
+  stop_controller
+  if [[ "${E2E_KEEP_FLEET:-}" == 1 ]]; then
+    log "leaving the fleet up (FLEET_DIR=${FLEET_DIR}); delete it with: FLEET_DIR=${FLEET_DIR} hack/fleet.sh down"
+    return
+  fi
+  "${ROOT}/hack/fleet.sh" down || log "warning: deleting the fleet failed"
+}
+
+deploy_kind() {
+  log "building ${IMG} and deploying it to the hub"
+  make -C "${ROOT}" docker-build IMG="${IMG}"
+  "${KIND}" load docker-image "${IMG}" --name hub
+  make -C "${ROOT}" deploy IMG="${IMG}" KUBECTL="${KUBECTL}" KUBECONFIG="${FLEET_DIR}/hub.kubeconfig"
+  # The suite starts it with its own flags once the members are registered.
+  "${KUBECTL}" --kubeconfig "${FLEET_DIR}/hub.kubeconfig" -n fleetjob-system scale deployment/fleetjob-hub --replicas=0
+}
+
+main() {
+  local start=${SECONDS} rc=0 others
+  others="$(other_fleet)"
+  if [[ "${E2E_PROVIDER}" == kwok && -n "${others}" ]]; then
+    log "another kwok fleet is running; stop it first (make fleet-down or make demo-down):"
+    printf '%s\n' "${others}" | head -n 5 >&2
+    exit 1
+  fi
+  mkdir -p "${FLEET_DIR}" "${ARTIFACTS}"
+  trap down EXIT
+  log "provider ${E2E_PROVIDER}, fleet in ${FLEET_DIR}"
+  "${ROOT}/hack/fleet.sh" up
+  if [[ "${E2E_PROVIDER}" == kind ]]; then
+    deploy_kind
+  fi
+  local -a args=(-tags e2e ./e2e/... -count=1 -timeout "${E2E_TIMEOUT}" -v -args -ginkgo.v "-ginkgo.timeout=${E2E_GINKGO_TIMEOUT}")
+  if [[ -n "${E2E_FOCUS}" ]]; then
+    args+=("-ginkgo.focus=${E2E_FOCUS}")
+  fi
+  log "go test ${args[*]}"
+  local suite_start=${SECONDS}
+  (cd "${ROOT}" && go test "${args[@]}") || rc=$?
+  log "suite finished in $((SECONDS - suite_start))s with exit code ${rc}; total $((SECONDS - start))s (artifacts of failed specs: ${ARTIFACTS})"
+  return "${rc}"
+}
+
+main "$@"
