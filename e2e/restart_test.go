@@ -1,0 +1,101 @@
+//go:build e2e
+
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"encoding/json"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+)
+
+var _ = Describe("The hub controller killed mid-run", func() {
+	It("completes the run after a restart with one Job per node", func() {
+		m, other := f.member("member-2"), f.member("member-1")
+		cj := makeClusterJob("restart").Batch(1).OnlyMember(m.name).RunFor(2 * time.Second).Obj()
+		create(cj)
+		Eventually(func() int { return len(recorders[m.name].jobsPerNode(cj.UID)) }).Should(BeNumerically(">=", 2), "the second group started")
+		hub.kill()
+		// Nothing makes Jobs while the controller is down, and the running
+		// group finishes without it: the restarted controller must take
+		// the run up from the members' Jobs.
+		before := len(runJobs(m, cj.UID))
+		Consistently(func() int { return len(runJobs(m, cj.UID)) }).Should(Equal(before))
+		Eventually(func() int { return unfinished(runJobs(m, cj.UID)) }).Should(BeZero())
+		hub.start()
+		waitPhase(cj, fleetv1.PhaseCompleted)
+		expectRun(m, recorders[m.name], cj, batches(names(eligibleNodes(m)), 1))
+		expectNoRun(other, recorders[other.name], cj)
+	})
+
+	It("keeps a random batch plan across a restart", func() {
+		m := f.member("member-2")
+		cj := makeClusterJob("random-restart").RandomBatch(2).OnlyMember(m.name).RunFor(2 * time.Second).Obj()
+		create(cj)
+		var plan corev1.ConfigMap
+		Eventually(func(g Gomega) {
+			plans := runPlans(m, cj.UID)
+			g.Expect(plans).To(HaveLen(1))
+			plan = plans[0]
+		}).Should(Succeed())
+		Expect(plan.Name).To(Equal("fleetjob-plan-" + string(cj.UID)))
+		Eventually(func() int { return len(runJobs(m, cj.UID)) }).Should(BeNumerically(">", 0), "the first group started")
+		hub.kill()
+		hub.start()
+		waitPhase(cj, fleetv1.PhaseCompleted)
+
+		var after corev1.ConfigMap
+		Expect(m.client.Get(ctx, client.ObjectKeyFromObject(&plan), &after)).To(Succeed())
+		Expect(after.UID).To(Equal(plan.UID), "the plan ConfigMap was never replaced")
+		Expect(after.Data).To(Equal(plan.Data))
+		want := planGroups(after)
+		Expect(want).To(HaveLen((len(eligibleNodes(m)) + 1) / 2))
+		var planned []string
+		for _, g := range want {
+			Expect(len(g.nodes)).To(BeNumerically("<=", 2))
+			planned = append(planned, g.nodes...)
+		}
+		Expect(planned).To(ConsistOf(names(eligibleNodes(m))))
+		// The Jobs made before and after the restart follow the one plan.
+		expectRun(m, recorders[m.name], cj, want)
+	})
+})
+
+// planGroups reads the groups of a plan ConfigMap.
+func planGroups(cm corev1.ConfigMap) []group {
+	GinkgoHelper()
+	var p struct {
+		Groups []struct {
+			Name  string   `json:"name"`
+			Nodes []string `json:"nodes"`
+		} `json:"groups"`
+	}
+	Expect(cm.Data).To(HaveKey("plan.json"))
+	Expect(json.Unmarshal([]byte(cm.Data["plan.json"]), &p)).To(Succeed())
+	var out []group
+	for _, g := range p.Groups {
+		out = append(out, group{name: g.Name, nodes: g.Nodes})
+	}
+	return out
+}
