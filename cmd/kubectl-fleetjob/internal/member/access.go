@@ -1,0 +1,152 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package member
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Required is what the hub does in a member and checks before engaging it
+// (hub/clusters requiredAccess): Jobs and ConfigMaps in the work namespace,
+// and reading nodes.
+func Required(ns string) []authorizationv1.ResourceAttributes {
+	var out []authorizationv1.ResourceAttributes
+	for _, verb := range workVerbs {
+		out = append(out,
+			authorizationv1.ResourceAttributes{Namespace: ns, Group: "batch", Resource: "jobs", Verb: verb},
+			authorizationv1.ResourceAttributes{Namespace: ns, Resource: "configmaps", Verb: verb})
+	}
+	for _, verb := range nodeVerbs {
+		out = append(out, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})
+	}
+	return out
+}
+
+// Forbidden is a sample of what the hub's identity must not be able to do:
+// read Secrets, run pods, change nodes, work outside its namespace, grant
+// itself more, or mint tokens. If any is allowed, something else in the
+// member grants the identity more than fleetjob asked for.
+func Forbidden(ns string) []authorizationv1.ResourceAttributes {
+	other := "default"
+	if ns == other {
+		other = "kube-system"
+	}
+	return []authorizationv1.ResourceAttributes{
+		{Namespace: ns, Resource: "secrets", Verb: "get"},
+		{Namespace: ns, Resource: "secrets", Verb: "list"},
+		{Namespace: ns, Resource: "pods", Verb: "create"},
+		{Namespace: ns, Resource: "serviceaccounts", Subresource: "token", Verb: "create"},
+		{Namespace: ns, Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Verb: "create"},
+		{Namespace: ns, Group: "batch", Resource: "jobs", Verb: "update"},
+		{Resource: "nodes", Verb: "update"},
+		{Resource: "nodes", Verb: "delete"},
+		{Namespace: other, Group: "batch", Resource: "jobs", Verb: "create"},
+		{Namespace: other, Resource: "configmaps", Verb: "get"},
+		{Resource: "namespaces", Verb: "delete"},
+		{Group: "rbac.authorization.k8s.io", Resource: "clusterrolebindings", Verb: "create"},
+	}
+}
+
+// Describe renders attributes as "verb resource.group in namespace ns".
+func Describe(a authorizationv1.ResourceAttributes) string {
+	res := a.Resource
+	if a.Subresource != "" {
+		res += "/" + a.Subresource
+	}
+	if a.Group != "" {
+		res += "." + a.Group
+	}
+	if a.Namespace != "" {
+		return fmt.Sprintf("%s %s in namespace %s", a.Verb, res, a.Namespace)
+	}
+	return a.Verb + " " + res
+}
+
+// Review asks the member, as the identity cs authenticates as, which of
+// attrs it may do.
+func Review(ctx context.Context, cs kubernetes.Interface, attrs []authorizationv1.ResourceAttributes) (allowed, denied []authorizationv1.ResourceAttributes, err error) {
+	for _, a := range attrs {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &a}}
+		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("asking the member whether the new token may %s: %w", Describe(a), err)
+		}
+		if got.Status.Allowed {
+			allowed = append(allowed, a)
+		} else {
+			denied = append(denied, a)
+		}
+	}
+	return allowed, denied, nil
+}
+
+// Verification is what Verify proved.
+type Verification struct {
+	// Granted and Refused count the checks that came out as they must.
+	Granted, Refused int
+}
+
+// grantTimeout bounds the wait for the member's authorizer to see bindings
+// just applied: its RBAC informer usually takes milliseconds, but a loaded
+// API server can take seconds. A grant still missing after this is not a
+// delay but something changing the objects (a webhook, a policy engine).
+// A variable so that tests need not wait that long.
+var grantTimeout = 30 * time.Second
+
+// Verify proves, as the identity cs authenticates as, that every Required
+// access is granted and every Forbidden one refused.
+func Verify(ctx context.Context, cs kubernetes.Interface, ns string) (Verification, error) {
+	var missing []authorizationv1.ResourceAttributes
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, grantTimeout, true, func(ctx context.Context) (bool, error) {
+		_, denied, err := Review(ctx, cs, Required(ns))
+		missing = denied
+		return len(denied) == 0, err
+	})
+	if len(missing) > 0 && wait.Interrupted(err) {
+		return Verification{}, fmt.Errorf("after %s the new token still may not %s: the applied Role and ClusterRole did not take effect as written; check admission webhooks or policies that change RBAC objects", grantTimeout, DescribeAll(missing))
+	}
+	if err != nil {
+		return Verification{}, err
+	}
+	allowed, denied, err := Review(ctx, cs, Forbidden(ns))
+	if err != nil {
+		return Verification{}, err
+	}
+	if len(allowed) > 0 {
+		return Verification{}, errors.New("the new token may also " + DescribeAll(allowed) +
+			": another binding in the member grants it (look for ClusterRoleBindings of the groups system:serviceaccounts, system:serviceaccounts:" + ns + " or system:authenticated); fleetjob registers only a least-privilege identity")
+	}
+	return Verification{Granted: len(Required(ns)), Refused: len(denied)}, nil
+}
+
+// DescribeAll describes attrs, separated by "; ".
+func DescribeAll(attrs []authorizationv1.ResourceAttributes) string {
+	out := make([]string, len(attrs))
+	for i, a := range attrs {
+		out[i] = Describe(a)
+	}
+	return strings.Join(out, "; ")
+}

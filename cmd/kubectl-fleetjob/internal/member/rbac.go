@@ -1,0 +1,216 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package member is what `kubectl fleetjob register` does in a member
+// cluster: the least-privilege identity of the hub (a ServiceAccount, a Role
+// in the work namespace and a ClusterRole over nodes), its token, the
+// kubeconfig the hub stores, and the access reviews that prove the token can
+// do what the hub needs and nothing else.
+package member
+
+import (
+	"context"
+	"fmt"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+const (
+	// FieldManager owns every field the CLI applies, in members and on the
+	// hub, so that re-running register updates its own fields only.
+	FieldManager = "kubectl-fleetjob"
+	// ServiceAccountName is the hub's identity in a member.
+	ServiceAccountName = "fleetjob-hub"
+	// RoleName names the Role and RoleBinding in the work namespace.
+	RoleName = "fleetjob-hub"
+	// NodesClusterRoleName names the ClusterRole that reads nodes.
+	NodesClusterRoleName = "fleetjob-hub-nodes"
+	// managedByValue marks the member objects the CLI applied.
+	managedByValue = "kubectl-fleetjob"
+)
+
+// workVerbs are the hub's verbs on Jobs and plan ConfigMaps in the work
+// namespace; nodeVerbs on nodes. hub/clusters checks exactly these.
+var (
+	workVerbs = []string{"get", "list", "watch", "create", "delete", "deletecollection"}
+	nodeVerbs = []string{"get", "list", "watch"}
+)
+
+// ClusterRoleBindingName is per work namespace: two hubs that use different
+// work namespaces in one member each keep their own binding of the shared
+// ClusterRole.
+func ClusterRoleBindingName(namespace string) string {
+	return NodesClusterRoleName + "-" + namespace
+}
+
+// Objects are the member objects of one registration, applied in the order
+// of List.
+type Objects struct {
+	Namespace          *corev1ac.NamespaceApplyConfiguration
+	ServiceAccount     *corev1ac.ServiceAccountApplyConfiguration
+	Role               *rbacv1ac.RoleApplyConfiguration
+	RoleBinding        *rbacv1ac.RoleBindingApplyConfiguration
+	ClusterRole        *rbacv1ac.ClusterRoleApplyConfiguration
+	ClusterRoleBinding *rbacv1ac.ClusterRoleBindingApplyConfiguration
+}
+
+// Build returns the member objects for work namespace ns.
+func Build(ns string) Objects {
+	labels := map[string]string{"app.kubernetes.io/managed-by": managedByValue, "app.kubernetes.io/part-of": "fleetjob"}
+	subject := rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(ServiceAccountName).WithNamespace(ns)
+	return Objects{
+		Namespace:      corev1ac.Namespace(ns).WithLabels(labels),
+		ServiceAccount: corev1ac.ServiceAccount(ServiceAccountName, ns).WithLabels(labels),
+		Role: rbacv1ac.Role(RoleName, ns).WithLabels(labels).WithRules(
+			rbacv1ac.PolicyRule().WithAPIGroups("batch").WithResources("jobs").WithVerbs(workVerbs...),
+			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("configmaps").WithVerbs(workVerbs...),
+		),
+		RoleBinding: rbacv1ac.RoleBinding(RoleName, ns).WithLabels(labels).
+			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(RoleName)).
+			WithSubjects(subject),
+		ClusterRole: rbacv1ac.ClusterRole(NodesClusterRoleName).WithLabels(labels).WithRules(
+			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("nodes").WithVerbs(nodeVerbs...),
+		),
+		ClusterRoleBinding: rbacv1ac.ClusterRoleBinding(ClusterRoleBindingName(ns)).WithLabels(labels).
+			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(NodesClusterRoleName)).
+			WithSubjects(subject),
+	}
+}
+
+// List is the objects in apply order: the namespace first, bindings after
+// what they bind.
+func (o Objects) List() []any {
+	return []any{o.Namespace, o.ServiceAccount, o.Role, o.RoleBinding, o.ClusterRole, o.ClusterRoleBinding}
+}
+
+// Names are kind/name of the objects, in apply order, for messages.
+func (o Objects) Names() []string {
+	return []string{
+		"namespace/" + *o.Namespace.Name,
+		"serviceaccount/" + *o.ServiceAccount.Name,
+		"role/" + *o.Role.Name,
+		"rolebinding/" + *o.RoleBinding.Name,
+		"clusterrole/" + *o.ClusterRole.Name,
+		"clusterrolebinding/" + *o.ClusterRoleBinding.Name,
+	}
+}
+
+// Apply applies the objects with server-side apply, in order. Applying the
+// same objects again changes nothing.
+func Apply(ctx context.Context, cs kubernetes.Interface, o Objects) error {
+	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
+	ns := *o.Namespace.Name
+	steps := []struct {
+		name  string
+		apply func() error
+	}{
+		{"namespace/" + ns, func() error { _, err := cs.CoreV1().Namespaces().Apply(ctx, o.Namespace, opts); return err }},
+		{"serviceaccount/" + ServiceAccountName, func() error {
+			_, err := cs.CoreV1().ServiceAccounts(ns).Apply(ctx, o.ServiceAccount, opts)
+			return err
+		}},
+		{"role/" + RoleName, func() error { _, err := cs.RbacV1().Roles(ns).Apply(ctx, o.Role, opts); return err }},
+		{"rolebinding/" + RoleName, func() error { _, err := cs.RbacV1().RoleBindings(ns).Apply(ctx, o.RoleBinding, opts); return err }},
+		{"clusterrole/" + NodesClusterRoleName, func() error { _, err := cs.RbacV1().ClusterRoles().Apply(ctx, o.ClusterRole, opts); return err }},
+		{"clusterrolebinding/" + ClusterRoleBindingName(ns), func() error {
+			_, err := cs.RbacV1().ClusterRoleBindings().Apply(ctx, o.ClusterRoleBinding, opts)
+			return err
+		}},
+	}
+	for _, s := range steps {
+		if err := s.apply(); err != nil {
+			return fmt.Errorf("applying %s in the member: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// protectedNamespaces are never deleted by Purge, whatever the registration
+// named as its work namespace.
+var protectedNamespaces = map[string]bool{
+	"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true,
+}
+
+// Purge deletes the objects Apply created for work namespace ns, and the
+// namespace itself unless it is one of Kubernetes' own. The shared
+// ClusterRole goes only when no other binding uses it. It returns what it
+// deleted, as kind/name.
+func Purge(ctx context.Context, cs kubernetes.Interface, ns string) ([]string, error) {
+	var deleted []string
+	del := func(name string, f func() error) error {
+		err := f()
+		switch {
+		case err == nil:
+			deleted = append(deleted, name)
+			return nil
+		case apierrors.IsNotFound(err):
+			return nil
+		default:
+			return fmt.Errorf("deleting %s in the member: %w", name, err)
+		}
+	}
+	opts := metav1.DeleteOptions{}
+	rbac, core := cs.RbacV1(), cs.CoreV1()
+	steps := []struct {
+		name string
+		f    func() error
+	}{
+		{"clusterrolebinding/" + ClusterRoleBindingName(ns), func() error {
+			return rbac.ClusterRoleBindings().Delete(ctx, ClusterRoleBindingName(ns), opts)
+		}},
+		{"rolebinding/" + RoleName, func() error { return rbac.RoleBindings(ns).Delete(ctx, RoleName, opts) }},
+		{"role/" + RoleName, func() error { return rbac.Roles(ns).Delete(ctx, RoleName, opts) }},
+		{"serviceaccount/" + ServiceAccountName, func() error { return core.ServiceAccounts(ns).Delete(ctx, ServiceAccountName, opts) }},
+	}
+	for _, s := range steps {
+		if err := del(s.name, s.f); err != nil {
+			return deleted, err
+		}
+	}
+	if err := purgeClusterRole(ctx, cs, del); err != nil {
+		return deleted, err
+	}
+	if protectedNamespaces[ns] {
+		return deleted, nil
+	}
+	return deleted, del("namespace/"+ns, func() error { return core.Namespaces().Delete(ctx, ns, opts) })
+}
+
+func purgeClusterRole(ctx context.Context, cs kubernetes.Interface, del func(string, func() error) error) error {
+	bindings, err := cs.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing clusterrolebindings in the member: %w", err)
+	}
+	for _, b := range bindings.Items {
+		if b.RoleRef.Kind == "ClusterRole" && b.RoleRef.Name == NodesClusterRoleName {
+			return nil // another work namespace's registration still uses it
+		}
+	}
+	return del("clusterrole/"+NodesClusterRoleName, func() error {
+		return cs.RbacV1().ClusterRoles().Delete(ctx, NodesClusterRoleName, metav1.DeleteOptions{})
+	})
+}
+
+// ServiceAccountUser is the user name the member authenticates the hub's
+// token as.
+func ServiceAccountUser(ns string) string {
+	return "system:serviceaccount:" + ns + ":" + ServiceAccountName
+}

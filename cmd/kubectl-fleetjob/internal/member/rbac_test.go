@@ -1,0 +1,214 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package member
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/component-helpers/auth/rbac/validation"
+)
+
+// decode turns an apply configuration into the API type it configures.
+func decode[T any](t *testing.T, ac any) T {
+	t.Helper()
+	data, err := json.Marshal(ac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out T
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+var wantLabels = map[string]string{"app.kubernetes.io/managed-by": "kubectl-fleetjob", "app.kubernetes.io/part-of": "fleetjob"}
+
+func TestBuildRules(t *testing.T) {
+	work := []string{"get", "list", "watch", "create", "delete", "deletecollection"}
+	for _, tc := range []struct {
+		ns            string
+		wantRole      []rbacv1.PolicyRule
+		wantNodes     []rbacv1.PolicyRule
+		wantCRBName   string
+		wantSubjectNS string
+	}{
+		{
+			ns: "fleetjob-system",
+			wantRole: []rbacv1.PolicyRule{
+				{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: work},
+				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: work},
+			},
+			wantNodes:     []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}},
+			wantCRBName:   "fleetjob-hub-nodes-fleetjob-system",
+			wantSubjectNS: "fleetjob-system",
+		},
+		{
+			ns: "jobs",
+			wantRole: []rbacv1.PolicyRule{
+				{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: work},
+				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: work},
+			},
+			wantNodes:     []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}},
+			wantCRBName:   "fleetjob-hub-nodes-jobs",
+			wantSubjectNS: "jobs",
+		},
+	} {
+		t.Run(tc.ns, func(t *testing.T) {
+			o := Build(tc.ns)
+			role := decode[rbacv1.Role](t, o.Role)
+			if diff := cmp.Diff(tc.wantRole, role.Rules); diff != "" {
+				t.Errorf("Role rules (-want +got):\n%s", diff)
+			}
+			if role.Namespace != tc.ns || role.Name != "fleetjob-hub" {
+				t.Errorf("Role is %s/%s, want %s/fleetjob-hub", role.Namespace, role.Name, tc.ns)
+			}
+			nodes := decode[rbacv1.ClusterRole](t, o.ClusterRole)
+			if diff := cmp.Diff(tc.wantNodes, nodes.Rules); diff != "" {
+				t.Errorf("ClusterRole rules (-want +got):\n%s", diff)
+			}
+			wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "fleetjob-hub", Namespace: tc.wantSubjectNS}}
+			rb := decode[rbacv1.RoleBinding](t, o.RoleBinding)
+			if diff := cmp.Diff(rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "fleetjob-hub"}, rb.RoleRef); diff != "" {
+				t.Errorf("RoleBinding roleRef (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantSubjects, rb.Subjects); diff != "" {
+				t.Errorf("RoleBinding subjects (-want +got):\n%s", diff)
+			}
+			crb := decode[rbacv1.ClusterRoleBinding](t, o.ClusterRoleBinding)
+			if crb.Name != tc.wantCRBName {
+				t.Errorf("ClusterRoleBinding name = %s, want %s", crb.Name, tc.wantCRBName)
+			}
+			if diff := cmp.Diff(rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "fleetjob-hub-nodes"}, crb.RoleRef); diff != "" {
+				t.Errorf("ClusterRoleBinding roleRef (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantSubjects, crb.Subjects); diff != "" {
+				t.Errorf("ClusterRoleBinding subjects (-want +got):\n%s", diff)
+			}
+			for _, obj := range []metav1.ObjectMeta{role.ObjectMeta, nodes.ObjectMeta, rb.ObjectMeta, crb.ObjectMeta,
+				decode[corev1.Namespace](t, o.Namespace).ObjectMeta, decode[corev1.ServiceAccount](t, o.ServiceAccount).ObjectMeta} {
+				if diff := cmp.Diff(wantLabels, obj.Labels); diff != "" {
+					t.Errorf("%s labels (-want +got):\n%s", obj.Name, diff)
+				}
+			}
+		})
+	}
+}
+
+// asRules turns access checks into the rules that would grant exactly them.
+func asRules(attrs []authorizationv1.ResourceAttributes) []rbacv1.PolicyRule {
+	out := make([]rbacv1.PolicyRule, len(attrs))
+	for i, a := range attrs {
+		out[i] = rbacv1.PolicyRule{APIGroups: []string{a.Group}, Resources: []string{a.Resource}, Verbs: []string{a.Verb}}
+	}
+	return out
+}
+
+// TestRulesGrantExactlyRequired proves the Role and ClusterRole grant every
+// access the hub checks and nothing beyond it.
+func TestRulesGrantExactlyRequired(t *testing.T) {
+	o := Build("w")
+	var namespaced, cluster []authorizationv1.ResourceAttributes
+	for _, a := range Required("w") {
+		if a.Namespace == "" {
+			cluster = append(cluster, a)
+		} else {
+			namespaced = append(namespaced, a)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		rules []rbacv1.PolicyRule
+		want  []authorizationv1.ResourceAttributes
+	}{
+		{"Role", decode[rbacv1.Role](t, o.Role).Rules, namespaced},
+		{"ClusterRole", decode[rbacv1.ClusterRole](t, o.ClusterRole).Rules, cluster},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if ok, missing := validation.Covers(tc.rules, asRules(tc.want)); !ok {
+				t.Errorf("%s does not grant %v", tc.name, missing)
+			}
+			if ok, extra := validation.Covers(asRules(tc.want), tc.rules); !ok {
+				t.Errorf("%s grants more than required: %v", tc.name, extra)
+			}
+		})
+	}
+}
+
+func TestRequiredAndForbiddenDisjoint(t *testing.T) {
+	for _, ns := range []string{"fleetjob-system", "default"} {
+		req := Required(ns)
+		for _, f := range Forbidden(ns) {
+			if slices.Contains(req, f) {
+				t.Errorf("namespace %s: %s is both required and forbidden", ns, Describe(f))
+			}
+		}
+	}
+}
+
+func TestApplyPurge(t *testing.T) {
+	cs := fake.NewClientset()
+	ctx := context.Background()
+	for _, ns := range []string{"a", "b"} {
+		if err := Apply(ctx, cs, Build(ns)); err != nil {
+			t.Fatalf("Apply(%s): %v", ns, err)
+		}
+	}
+	got, err := Purge(ctx, cs, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"clusterrolebinding/fleetjob-hub-nodes-a", "rolebinding/fleetjob-hub", "role/fleetjob-hub", "serviceaccount/fleetjob-hub", "namespace/a"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Purge(a) deleted (-want +got):\n%s", diff)
+	}
+	got, err = Purge(ctx, cs, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []string{"clusterrolebinding/fleetjob-hub-nodes-b", "rolebinding/fleetjob-hub", "role/fleetjob-hub", "serviceaccount/fleetjob-hub", "clusterrole/fleetjob-hub-nodes", "namespace/b"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Purge(b), the last user of the ClusterRole, deleted (-want +got):\n%s", diff)
+	}
+	if got, err = Purge(ctx, cs, "b"); err != nil || len(got) != 0 {
+		t.Errorf("Purge again = %v, %v; want nothing, no error", got, err)
+	}
+}
+
+func TestPurgeKeepsSystemNamespaces(t *testing.T) {
+	cs := fake.NewClientset()
+	ctx := context.Background()
+	if err := Apply(ctx, cs, Build("default")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Purge(ctx, cs, "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(got, "namespace/default") {
+		t.Errorf("Purge(default) deleted the default namespace: %v", got)
+	}
+}
