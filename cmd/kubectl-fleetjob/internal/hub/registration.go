@@ -1,0 +1,210 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package hub reads and writes member registrations: the hub Secrets that
+// hub/clusters turns into member connections.
+package hub
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/clusters"
+	"github.com/fleetjob/fleetjob/pkg/kubeconfig"
+)
+
+// DefaultNamespace is the hub namespace of registration Secrets, the hub's
+// --registration-namespace default.
+const DefaultNamespace = "fleetjob-system"
+
+// Registration is one member as the hub knows it.
+type Registration struct {
+	// Name is the cluster name: the Secret's name.
+	Name string
+	// Labels are the Secret's labels that clusterSelector matches, without
+	// the registration label.
+	Labels map[string]string
+	// Namespace is the member work namespace.
+	Namespace string
+	// Kubeconfig is the stored kubeconfig.
+	Kubeconfig []byte
+}
+
+// ValidateName checks a cluster name: it is a Secret name.
+func ValidateName(name string) error {
+	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+		return fmt.Errorf("cluster name %q is not a valid Secret name: %s", name, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// ParseLabels parses --label k=v values into labels, refusing what the
+// API server or the hub would.
+func ParseLabels(kvs []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("--label %q: want key=value", kv)
+		}
+		if errs := validation.IsQualifiedName(k); len(errs) > 0 {
+			return nil, fmt.Errorf("--label %q: key: %s", kv, strings.Join(errs, "; "))
+		}
+		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
+			return nil, fmt.Errorf("--label %q: value: %s", kv, strings.Join(errs, "; "))
+		}
+		if k == clusters.RegistrationLabel {
+			return nil, fmt.Errorf("--label %q: %s is set by register itself", kv, k)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// secret is the registration Secret without its data.
+func secret(hubNamespace string, r Registration) *corev1ac.SecretApplyConfiguration {
+	labels := maps.Clone(r.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[clusters.RegistrationLabel] = "true"
+	return corev1ac.Secret(r.Name, hubNamespace).
+		WithLabels(labels).
+		WithAnnotations(map[string]string{fleetv1.NamespaceAnnotation: r.Namespace}).
+		WithType(corev1.SecretTypeOpaque)
+}
+
+// Secret is the registration Secret of r to apply.
+func Secret(hubNamespace string, r Registration) *corev1ac.SecretApplyConfiguration {
+	return secret(hubNamespace, r).WithData(map[string][]byte{clusters.KubeconfigKey: r.Kubeconfig})
+}
+
+// DisplaySecret is the registration Secret of r with its kubeconfig as
+// text, for people and GitOps; r.Kubeconfig must hold no real token.
+func DisplaySecret(hubNamespace string, r Registration) *corev1ac.SecretApplyConfiguration {
+	return secret(hubNamespace, r).WithStringData(map[string]string{clusters.KubeconfigKey: string(r.Kubeconfig)})
+}
+
+// Apply creates or updates the registration Secret with server-side apply.
+// It refuses to take over a Secret of that name that is not a registration.
+// created tells whether the Secret is new.
+func Apply(ctx context.Context, cs kubernetes.Interface, hubNamespace string, r Registration, fieldManager string) (created bool, err error) {
+	existing, err := cs.CoreV1().Secrets(hubNamespace).Get(ctx, r.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		created = true
+	case err != nil:
+		return false, fmt.Errorf("reading secret %s/%s on the hub: %w", hubNamespace, r.Name, err)
+	case existing.Labels[clusters.RegistrationLabel] != "true" && existing.Data[clusters.KubeconfigKey] == nil:
+		return false, fmt.Errorf("secret %s/%s exists on the hub and is not a cluster registration: choose another cluster name, or delete that Secret", hubNamespace, r.Name)
+	}
+	_, err = cs.CoreV1().Secrets(hubNamespace).Apply(ctx, Secret(hubNamespace, r), metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	if err != nil {
+		return false, fmt.Errorf("writing secret %s/%s on the hub: %w", hubNamespace, r.Name, err)
+	}
+	return created, nil
+}
+
+// CheckNamespace fails, naming the fix, when the hub has no registration
+// namespace: that is an uninstalled hub, not something register should
+// paper over.
+func CheckNamespace(ctx context.Context, cs kubernetes.Interface, hubNamespace string) error {
+	_, err := cs.CoreV1().Namespaces().Get(ctx, hubNamespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("namespace %s does not exist on the hub: install fleetjob on the hub first (or pass --registration-namespace)", hubNamespace)
+	}
+	if err != nil {
+		return fmt.Errorf("reading namespace %s on the hub: %w", hubNamespace, err)
+	}
+	return nil
+}
+
+// Read turns a registration Secret into a Registration, with the same rules
+// as the hub (hub/clusters parseRegistration).
+func Read(s *corev1.Secret) (Registration, error) {
+	r := Registration{Name: s.Name, Labels: maps.Clone(s.Labels), Namespace: fleetv1.DefaultWorkNamespace, Kubeconfig: s.Data[clusters.KubeconfigKey]}
+	delete(r.Labels, clusters.RegistrationLabel)
+	if ns, ok := s.Annotations[fleetv1.NamespaceAnnotation]; ok {
+		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+			return r, fmt.Errorf("annotation %s: %q is not a valid namespace name", fleetv1.NamespaceAnnotation, ns)
+		}
+		r.Namespace = ns
+	}
+	if len(r.Kubeconfig) == 0 {
+		return r, fmt.Errorf("data.%s is missing or empty", clusters.KubeconfigKey)
+	}
+	return r, nil
+}
+
+// Get reads the registration of cluster name.
+func Get(ctx context.Context, cs kubernetes.Interface, hubNamespace, name string) (Registration, error) {
+	s, err := cs.CoreV1().Secrets(hubNamespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return Registration{}, fmt.Errorf("cluster %q is not registered: no secret %s/%s on the hub (see kubectl fleetjob clusters)", name, hubNamespace, name)
+	}
+	if err != nil {
+		return Registration{}, fmt.Errorf("reading secret %s/%s on the hub: %w", hubNamespace, name, err)
+	}
+	if s.Labels[clusters.RegistrationLabel] != "true" {
+		return Registration{}, fmt.Errorf("secret %s/%s on the hub is not a registration: it lacks the label %s=true", hubNamespace, name, clusters.RegistrationLabel)
+	}
+	r, err := Read(s)
+	if err != nil {
+		return r, fmt.Errorf("registration %s/%s: %w", hubNamespace, name, err)
+	}
+	return r, nil
+}
+
+// List reads every registration Secret, sorted by name.
+func List(ctx context.Context, cs kubernetes.Interface, hubNamespace string) ([]corev1.Secret, error) {
+	list, err := cs.CoreV1().Secrets(hubNamespace).List(ctx, metav1.ListOptions{LabelSelector: clusters.RegistrationLabel + "=true"})
+	if err != nil {
+		return nil, fmt.Errorf("listing registration secrets in namespace %s on the hub: %w", hubNamespace, err)
+	}
+	return list.Items, nil
+}
+
+// Member request limits: client-go's 5 QPS would make reading a large
+// member slow; the timeout bounds each request to a member that hangs.
+const (
+	memberQPS     = 50
+	memberBurst   = 100
+	memberTimeout = 30 * time.Second
+)
+
+// RESTConfig is the member connection of r, through pkg/kubeconfig.Parse:
+// the CLI, like the hub, never runs a plugin or reads a file a registration
+// names.
+func (r Registration) RESTConfig() (*rest.Config, error) {
+	cfg, err := kubeconfig.Parse(r.Kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("registration of cluster %q: data.%s: %w", r.Name, clusters.KubeconfigKey, err)
+	}
+	cfg.QPS, cfg.Burst, cfg.Timeout = memberQPS, memberBurst, memberTimeout
+	return cfg, nil
+}
