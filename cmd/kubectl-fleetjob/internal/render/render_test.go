@@ -1,0 +1,242 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package render
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
+	"github.com/fleetjob/fleetjob/pkg/plan"
+	"github.com/fleetjob/fleetjob/spoke"
+	"github.com/fleetjob/fleetjob/test/util/wrappers"
+)
+
+var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
+func TestBar(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		width int
+		total int
+		segs  []Segment
+		want  string
+	}{
+		{name: "nothing to do", width: 10, total: 0, want: "[..........]"},
+		{name: "not started", width: 10, total: 4, segs: []Segment{Succeeded(0), Running(0)}, want: "[..........]"},
+		{name: "half", width: 10, total: 4, segs: []Segment{Succeeded(2)}, want: "[#####.....]"},
+		{name: "done", width: 10, total: 3, segs: []Segment{Succeeded(3)}, want: "[##########]"},
+		{name: "rounds down until done", width: 10, total: 1000, segs: []Segment{Succeeded(999)}, want: "[#########.]"},
+		{name: "one failure in a thousand shows", width: 10, total: 1000, segs: []Segment{Succeeded(500), Failed(1)}, want: "[#####x....]"},
+		{name: "one failure when the rest is full", width: 10, total: 1000, segs: []Segment{Succeeded(999), Failed(1)}, want: "[#########x]"},
+		{name: "full bar makes room for a failure", width: 10, total: 1000, segs: []Segment{Succeeded(950), Skipped(49), Failed(1)}, want: "[########-x]"},
+		{name: "every kind", width: 12, total: 12, segs: []Segment{Succeeded(4), Failed(2), Skipped(1), Running(3)}, want: "[####xx->>>..]"},
+		{name: "counts past total are capped", width: 4, total: 2, segs: []Segment{Succeeded(3)}, want: "[####]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Bar(tc.width, tc.total, tc.segs, Palette{})
+			if got.Plain != tc.want {
+				t.Errorf("Bar = %s, want %s", got.Plain, tc.want)
+			}
+			coloured := Bar(tc.width, tc.total, tc.segs, Palette{Enabled: true})
+			if stripped := ansi.ReplaceAllString(coloured.Styled, ""); stripped != tc.want {
+				t.Errorf("coloured Bar without escapes = %s, want %s", stripped, tc.want)
+			}
+		})
+	}
+}
+
+func TestTableAlignsColouredCells(t *testing.T) {
+	rows := func(p Palette) [][]Cell {
+		return [][]Cell{
+			{Text("a"), {Plain: "Failed", Styled: p.paint(red, "Failed")}, Text("x")},
+			{Text("longer-name"), Text("Ok"), Text("")},
+		}
+	}
+	want := "NAME          STATE    NOTE\n" +
+		"a             Failed   x\n" +
+		"longer-name   Ok\n"
+	if got := Table([]string{"NAME", "STATE", "NOTE"}, rows(Palette{})); got != want {
+		t.Errorf("Table:\n%s\nwant:\n%s", got, want)
+	}
+	coloured := Table([]string{"NAME", "STATE", "NOTE"}, rows(Palette{Enabled: true}))
+	if !strings.Contains(coloured, "\x1b[31mFailed\x1b[0m") {
+		t.Errorf("coloured table has no colour:\n%q", coloured)
+	}
+	if got := ansi.ReplaceAllString(coloured, ""); got != want {
+		t.Errorf("coloured Table without escapes:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+var now = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+
+func fixture() *fleetv1.ClusterJob {
+	cj := wrappers.MakeClusterJob("clean-disks", "default").Batch(3, fleetv1.BatchOrderAlphabetical).Obj()
+	cj.Status = fleetv1.ClusterJobStatus{
+		Phase:   fleetv1.PhaseRunning,
+		Summary: fleetv1.Summary{ClusterProgress: "1/3", NodeProgress: "14/27", Nodes: fleetv1.NodeCounts{Failed: 1}},
+		Clusters: []fleetv1.ClusterStatus{
+			{
+				Name: "eu-1", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: "Completed", Message: "10 of 10 nodes succeeded",
+				Groups: fleetv1.GroupCounts{Total: 4, Completed: 4}, Nodes: fleetv1.NodeCounts{Total: 10, Succeeded: 10},
+			},
+			{
+				Name: "eu-2", Phase: fleetv1.ClusterRunning, Reachable: true, CurrentGroup: ptr.To[int32](2),
+				Groups: fleetv1.GroupCounts{Total: 5, Completed: 2, Failed: 1},
+				Nodes:  fleetv1.NodeCounts{Total: 12, Succeeded: 4, Failed: 1, Running: 2, Pending: 4, Skipped: 1},
+			},
+			{
+				Name: "us-1", Phase: fleetv1.ClusterRunning, Reason: "Unreachable", Message: "dial tcp 10.0.0.9:6443: connection refused",
+				UnreachableSince: &metav1.Time{Time: now.Add(-3 * time.Minute)},
+				Groups:           fleetv1.GroupCounts{Total: 1}, Nodes: fleetv1.NodeCounts{Total: 5, Running: 5},
+			},
+		},
+	}
+	return cj
+}
+
+func TestStatus(t *testing.T) {
+	suspended := fixture()
+	suspended.Status.Conditions = []metav1.Condition{{Type: fleetv1.ConditionSuspended, Status: metav1.ConditionTrue}}
+	fresh := wrappers.MakeClusterJob("fresh", "ops").Obj()
+	for _, tc := range []struct {
+		name string
+		cj   *fleetv1.ClusterJob
+		want string
+	}{
+		{
+			name: "running",
+			cj:   fixture(),
+			want: `clusterjob default/clean-disks: Running   clusters 1/3   nodes 14/27   failed 1
+
+CLUSTER   PHASE       GROUPS                       NODES                          FAILED   REACHABLE   MESSAGE
+eu-1      Completed   [####################] 4/4   [####################] 10/10   0        yes         Completed: 10 of 10 nodes succeeded
+eu-2      Running     [####xxxx............] 2/5   [######xx-->>>.......] 4/12    1        yes
+us-1      Running     [....................] 0/1   [>>>>>>>>>>>>>>>>>>>>] 0/5     0        no (3m)     Unreachable: dial tcp 10.0.0.9:6443: connection refused
+`,
+		},
+		{
+			name: "suspended",
+			cj:   suspended,
+			want: "clusterjob default/clean-disks: Running   clusters 1/3   nodes 14/27   failed 1   suspended\n",
+		},
+		{
+			name: "no status yet",
+			cj:   fresh,
+			want: "clusterjob ops/fresh: Pending   clusters 0/0   nodes 0/0   failed 0\n\nNo clusters yet: the hub has not selected any.\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Status(tc.cj, Palette{}, now)
+			if tc.name == "suspended" {
+				got = strings.SplitAfter(got, "\n")[0]
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Status (-want +got):\n%s", diff)
+			}
+			if coloured := Status(tc.cj, Palette{Enabled: true}, now); ansi.ReplaceAllString(coloured, "") != Status(tc.cj, Palette{}, now) {
+				t.Errorf("colour changes the layout:\n%s", coloured)
+			}
+		})
+	}
+}
+
+func TestStatusEscapesTerminalControl(t *testing.T) {
+	cj := fixture()
+	cj.Status.Clusters[2].Message = "evil \x1b[2Jclear"
+	if got := Status(cj, Palette{}, now); strings.Contains(got, "\x1b") {
+		t.Errorf("a message drove the terminal: %q", got)
+	}
+}
+
+func TestNodes(t *testing.T) {
+	start, end := metav1.NewTime(now.Add(-time.Minute)), metav1.NewTime(now)
+	st := spoke.State{Planned: true, Nodes: []spoke.NodeState{
+		{Node: "n1", Job: "clean-disks-n1-abc", GroupName: "batch-1", Phase: spoke.NodeSucceeded, StartTime: &start, CompletionTime: &end},
+		{Node: "n2", Job: "clean-disks-n2-def", GroupName: "batch-1", Phase: spoke.NodeFailed, Reason: "BackoffLimitExceeded", Message: "Job has reached\nthe specified backoff limit", StartTime: &start, CompletionTime: &end},
+		{Node: "n3", GroupName: "batch-2", Group: 1, Phase: spoke.NodePending},
+	}}
+	want := `NODE   GROUP     JOB                  PHASE       REASON                 START                  FINISH                 MESSAGE
+n1     batch-1   clean-disks-n1-abc   Succeeded   <none>                 2026-05-01T11:59:00Z   2026-05-01T12:00:00Z
+n2     batch-1   clean-disks-n2-def   Failed      BackoffLimitExceeded   2026-05-01T11:59:00Z   2026-05-01T12:00:00Z   Job has reached the specified backoff limit
+n3     batch-2   <none>               Pending     <none>                 <none>                 <none>
+`
+	if diff := cmp.Diff(want, Nodes(st, Palette{})); diff != "" {
+		t.Errorf("Nodes (-want +got):\n%s", diff)
+	}
+}
+
+func TestPlan(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		plan plan.Plan
+		want string
+	}{
+		{
+			name: "groups and skipped nodes",
+			plan: plan.Plan{
+				Groups:  []plan.Group{{Name: "zone-a", Nodes: []string{"n1", "n2"}}, {Name: "<none>", Nodes: []string{"n4"}}},
+				Skipped: []plan.SkippedNode{{Node: "n3", Reason: "Unschedulable", Message: "node is cordoned"}},
+			},
+			want: `INDEX   GROUP    NODES   NAMES
+0       zone-a   2       n1,n2
+1       <none>   1       n4
+
+SKIPPED   REASON          MESSAGE
+n3        Unschedulable   node is cordoned
+`,
+		},
+		{
+			name: "nothing skipped",
+			plan: plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: []string{"n1"}}}},
+			want: "INDEX   GROUP   NODES   NAMES\n0       all     1       n1\n\nNo node skipped.\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Plan(tc.plan)); diff != "" {
+				t.Errorf("Plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestClusters(t *testing.T) {
+	infos := []hub.ClusterInfo{
+		{Name: "eu-1", Labels: map[string]string{"region": "eu", "env": "prod"}, Namespace: "fleetjob-system", Reachable: true, Version: "v1.36.3", Nodes: ptr.To(12)},
+		{Name: "eu-2", Namespace: "jobs", Reachable: true, Version: "v1.35.0", Reason: "Forbidden", Message: "the registered credentials may not list nodes"},
+		{Name: "us-1", Namespace: "fleetjob-system", Reason: "Unreachable", Message: "dial tcp: i/o timeout"},
+	}
+	want := `NAME   LABELS               NAMESPACE         REACHABLE   VERSION   NODES       REASON
+eu-1   env=prod,region=eu   fleetjob-system   yes         v1.36.3   12          <none>
+eu-2   <none>               jobs              yes         v1.35.0   <unknown>   Forbidden
+us-1   <none>               fleetjob-system   no          <none>    <unknown>   Unreachable
+`
+	if diff := cmp.Diff(want, Clusters(infos, false, Palette{})); diff != "" {
+		t.Errorf("Clusters (-want +got):\n%s", diff)
+	}
+	wide := Clusters(infos, true, Palette{})
+	if !strings.Contains(wide, "MESSAGE") || !strings.Contains(wide, "dial tcp: i/o timeout") {
+		t.Errorf("wide Clusters has no messages:\n%s", wide)
+	}
+}

@@ -1,0 +1,203 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package render
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/plan"
+	"github.com/fleetjob/fleetjob/spoke"
+)
+
+// Status is a ClusterJob's summary line, then one line per cluster with
+// progress bars of its groups and nodes. now dates unreachable members.
+func Status(cj *fleetv1.ClusterJob, p Palette, now time.Time) string {
+	return summary(cj, p) + "\n" + clusterTable(cj.Status.Clusters, p, now)
+}
+
+func summary(cj *fleetv1.ClusterJob, p Palette) string {
+	st := cj.Status
+	phase := string(st.Phase)
+	if phase == "" {
+		phase = "Pending"
+	}
+	line := fmt.Sprintf("clusterjob %s/%s: %s   clusters %s   nodes %s   failed %d",
+		cj.Namespace, cj.Name, paintPhase(p, phase), orZero(st.Summary.ClusterProgress), orZero(st.Summary.NodeProgress), st.Summary.Nodes.Failed)
+	if meta.IsStatusConditionTrue(st.Conditions, fleetv1.ConditionSuspended) {
+		line += "   " + p.paint(yellow, "suspended")
+	}
+	return line + "\n"
+}
+
+func orZero(progress string) string {
+	if progress == "" {
+		return "0/0"
+	}
+	return progress
+}
+
+func clusterTable(rows []fleetv1.ClusterStatus, p Palette, now time.Time) string {
+	if len(rows) == 0 {
+		return "No clusters yet: the hub has not selected any.\n"
+	}
+	out := make([][]Cell, 0, len(rows))
+	for _, r := range rows {
+		phase := string(r.Phase)
+		if phase == "" {
+			phase = "Pending"
+		}
+		out = append(out, []Cell{
+			Text(Escape(r.Name)),
+			{Plain: phase, Styled: paintPhase(p, phase)},
+			progress(GroupBar(r.Groups, p), r.Groups.Completed, r.Groups.Total),
+			progress(NodeBar(r.Nodes, p), r.Nodes.Succeeded, r.Nodes.Total),
+			failedCell(r.Nodes.Failed, p),
+			Text(reachable(r, now)),
+			Text(Escape(reason(r))),
+		})
+	}
+	return Table([]string{"CLUSTER", "PHASE", "GROUPS", "NODES", "FAILED", "REACHABLE", "MESSAGE"}, out)
+}
+
+// GroupBar is a cluster's groups: completed, and failed among them.
+func GroupBar(g fleetv1.GroupCounts, p Palette) Cell {
+	return Bar(BarWidth, int(g.Total), []Segment{Succeeded(int(g.Completed - g.Failed)), Failed(int(g.Failed))}, p)
+}
+
+// NodeBar is a cluster's nodes by state; pending ones are the rest.
+func NodeBar(n fleetv1.NodeCounts, p Palette) Cell {
+	return Bar(BarWidth, int(n.Total), []Segment{
+		Succeeded(int(n.Succeeded)), Failed(int(n.Failed)), Skipped(int(n.Skipped)), Running(int(n.Running)),
+	}, p)
+}
+
+func progress(bar Cell, done, total int32) Cell {
+	count := fmt.Sprintf(" %d/%d", done, total)
+	return Cell{Plain: bar.Plain + count, Styled: bar.styled() + count}
+}
+
+func failedCell(n int32, p Palette) Cell {
+	s := strconv.Itoa(int(n))
+	if n > 0 {
+		return Cell{Plain: s, Styled: p.paint(red, s)}
+	}
+	return Text(s)
+}
+
+func reachable(r fleetv1.ClusterStatus, now time.Time) string {
+	if r.Reachable {
+		return "yes"
+	}
+	if r.UnreachableSince != nil {
+		return "no (" + shortDuration(now.Sub(r.UnreachableSince.Time)) + ")"
+	}
+	return "no"
+}
+
+func reason(r fleetv1.ClusterStatus) string {
+	switch {
+	case r.Reason == "":
+		return r.Message
+	case r.Message == "":
+		return r.Reason
+	default:
+		return r.Reason + ": " + r.Message
+	}
+}
+
+func paintPhase(p Palette, phase string) string {
+	switch phase {
+	case string(fleetv1.PhaseCompleted):
+		return p.paint(green, phase)
+	case string(fleetv1.PhaseFailed):
+		return p.paint(red, phase)
+	case string(fleetv1.PhaseRunning):
+		return p.paint(yellow, phase)
+	}
+	return phase
+}
+
+// shortDuration is a kubectl-like age: 45s, 3m, 2h, 4d.
+func shortDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// Nodes is the per-node results of a run in one cluster, in plan order.
+func Nodes(st spoke.State, p Palette) string {
+	rows := make([][]Cell, 0, len(st.Nodes))
+	for _, n := range st.Nodes {
+		phase := string(n.Phase)
+		styled := phase
+		switch n.Phase {
+		case spoke.NodeSucceeded:
+			styled = p.paint(green, phase)
+		case spoke.NodeFailed:
+			styled = p.paint(red, phase)
+		case spoke.NodeRunning:
+			styled = p.paint(yellow, phase)
+		}
+		rows = append(rows, []Cell{
+			Text(Escape(n.Node)), Text(Escape(n.GroupName)), Text(orNone(n.Job)),
+			{Plain: phase, Styled: styled}, Text(orNone(Escape(n.Reason))),
+			Text(timestamp(n.StartTime)), Text(timestamp(n.CompletionTime)), Text(Escape(oneLine(n.Message))),
+		})
+	}
+	return Table([]string{"NODE", "GROUP", "JOB", "PHASE", "REASON", "START", "FINISH", "MESSAGE"}, rows)
+}
+
+func timestamp(t *metav1.Time) string {
+	if t == nil {
+		return "<none>"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Plan is a frozen plan: its groups in run order, then the nodes left out.
+func Plan(pl plan.Plan) string {
+	rows := make([][]Cell, 0, len(pl.Groups))
+	for i, g := range pl.Groups {
+		rows = append(rows, []Cell{
+			Text(strconv.Itoa(i)), Text(Escape(g.Name)), Text(strconv.Itoa(len(g.Nodes))), Text(Escape(strings.Join(g.Nodes, ","))),
+		})
+	}
+	out := Table([]string{"INDEX", "GROUP", "NODES", "NAMES"}, rows)
+	if len(pl.Skipped) == 0 {
+		return out + "\nNo node skipped.\n"
+	}
+	skipped := make([][]Cell, 0, len(pl.Skipped))
+	for _, s := range pl.Skipped {
+		skipped = append(skipped, []Cell{Text(Escape(s.Node)), Text(Escape(s.Reason)), Text(Escape(oneLine(s.Message)))})
+	}
+	return out + "\n" + Table([]string{"SKIPPED", "REASON", "MESSAGE"}, skipped)
+}
