@@ -1,0 +1,161 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/plan"
+	"github.com/fleetjob/fleetjob/test/util/wrappers"
+)
+
+var substring = cmp.Comparer(func(a, b string) bool {
+	if a == "" || b == "" {
+		return a == b
+	}
+	return strings.Contains(a, b) || strings.Contains(b, a)
+})
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func withClusters(names ...string) *fleetv1.ClusterJob {
+	cj := wrappers.MakeClusterJob("clean", "default").Obj()
+	for _, n := range names {
+		cj.Status.Clusters = append(cj.Status.Clusters, fleetv1.ClusterStatus{Name: n})
+	}
+	return cj
+}
+
+func TestPickCluster(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cj      *fleetv1.ClusterJob
+		flag    string
+		want    string
+		wantErr string
+	}{
+		{name: "flag wins", cj: withClusters("a", "b"), flag: "b", want: "b"},
+		{name: "only cluster", cj: withClusters("a"), want: "a"},
+		{name: "several", cj: withClusters("a", "b"), wantErr: "--cluster is required: one of a, b"},
+		{name: "none yet", cj: withClusters(), wantErr: "--cluster is required: clusterjob default/clean has no cluster yet"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := pickCluster(tc.cj, tc.flag)
+			if diff := cmp.Diff(tc.wantErr, errString(err), substring); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if got != tc.want {
+				t.Errorf("pickCluster = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodePlan(t *testing.T) {
+	cj := withClusters("a")
+	cj.UID = "0b5a0f5e-1111-2222-3333-444455556666"
+	planCM := func(uid string, data map[string]string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: naming.PlanName(cj.UID), Namespace: "w", Labels: map[string]string{fleetv1.ClusterJobUIDLabel: uid}},
+			Data:       data,
+		}
+	}
+	stored := `{"groups":[{"name":"all","nodes":["n1","n2"]}],"skipped":[{"node":"n3","reason":"NotReady"}]}`
+	for _, tc := range []struct {
+		name    string
+		cm      *corev1.ConfigMap
+		want    plan.Plan
+		wantErr string
+	}{
+		{
+			name: "ours",
+			cm:   planCM(string(cj.UID), map[string]string{"plan.json": stored}),
+			want: plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: []string{"n1", "n2"}}}, Skipped: []plan.SkippedNode{{Node: "n3", Reason: "NotReady"}}},
+		},
+		{name: "another run's", cm: planCM("other", map[string]string{"plan.json": stored}), wantErr: "configmap w/" + naming.PlanName(cj.UID) + " does not belong to clusterjob default/clean"},
+		{name: "no data", cm: planCM(string(cj.UID), nil), wantErr: "has no plan.json"},
+		{name: "not JSON", cm: planCM(string(cj.UID), map[string]string{"plan.json": "{"}), wantErr: "decoding configmap"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := decodePlan(tc.cm, cj)
+			if diff := cmp.Diff(tc.wantErr, errString(err), substring); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("plan (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestUsageErrors: mistakes are refused before any cluster is contacted,
+// naming what to fix.
+func TestUsageErrors(t *testing.T) {
+	kubeconfig, _ := testKubeconfig(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"register"}, "register takes exactly one argument, NAME (the cluster name); got 0"},
+		{[]string{"register", "a", "b"}, "got 2"},
+		{[]string{"register", "eu-1", "--member-context", "member", "--work-namespace", "Bad", "--dry-run"}, `--work-namespace "Bad" is not a valid namespace name`},
+		{[]string{"register", "eu-1", "--member-context", "nope", "--dry-run"}, `member context "nope" is not in the kubeconfig`},
+		{[]string{"status", "x", "-w", "--nodes"}, "-w redraws the cluster table: it does not combine with --nodes or -o"},
+		{[]string{"status", "x", "--cluster", "a"}, "--cluster selects the cluster of --nodes: add --nodes"},
+		{[]string{"status", "x", "-o", "wide"}, "-o wide is not supported here: use one of yaml, json"},
+		{[]string{"plan", "x", "-o", "name"}, "-o name is not supported here"},
+		{[]string{"clusters", "-o", "name"}, "-o name is not supported here: use one of wide, yaml, json"},
+		{[]string{"suspend"}, "suspend takes exactly one argument, NAME (the ClusterJob name)"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			_, _, err := execute(t, append([]string{"--kubeconfig", kubeconfig}, tc.args...)...)
+			if diff := cmp.Diff(tc.want, errString(err), substring); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestApproximately(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{8760 * time.Hour, "365d"},
+		{8760*time.Hour - 3*time.Second, "365d"},
+		{72 * time.Hour, "3d"},
+		{47*time.Hour + 59*time.Minute + 40*time.Second, "48h0m0s"},
+		{10 * time.Minute, "10m0s"},
+	} {
+		if got := approximately(tc.d); got != tc.want {
+			t.Errorf("approximately(%s) = %s, want %s", tc.d, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
+)
+
+// getClusterJob reads ClusterJob name from the hub, in the -n namespace.
+func (o *options) getClusterJob(ctx context.Context, c client.Reader, name string) (*fleetv1.ClusterJob, error) {
+	ns, err := o.namespace()
+	if err != nil {
+		return nil, err
+	}
+	cj := &fleetv1.ClusterJob{}
+	err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cj)
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("clusterjob %s/%s not found on the hub (see kubectl get clusterjobs -n %s)", ns, name, ns)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading clusterjob %s/%s on the hub: %w", ns, name, err)
+	}
+	return cj, nil
+}
+
+// pickCluster is --cluster, or the run's only cluster.
+func pickCluster(cj *fleetv1.ClusterJob, cluster string) (string, error) {
+	if cluster != "" {
+		return cluster, nil
+	}
+	names := make([]string, len(cj.Status.Clusters))
+	for i, c := range cj.Status.Clusters {
+		names[i] = c.Name
+	}
+	if len(names) == 1 {
+		return names[0], nil
+	}
+	if len(names) == 0 {
+		return "", fmt.Errorf("--cluster is required: clusterjob %s/%s has no cluster yet", cj.Namespace, cj.Name)
+	}
+	return "", fmt.Errorf("--cluster is required: one of %s", strings.Join(names, ", "))
+}
+
+// memberClient connects to a member with its registered credentials.
+func (o *options) memberClient(ctx context.Context, cluster string) (client.Client, hub.Registration, error) {
+	cs, err := o.hubClientset()
+	if err != nil {
+		return nil, hub.Registration{}, err
+	}
+	reg, err := hub.Get(ctx, cs, o.registrationNamespace, cluster)
+	if err != nil {
+		return nil, reg, err
+	}
+	cfg, err := reg.RESTConfig()
+	if err != nil {
+		return nil, reg, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	return c, reg, err
+}

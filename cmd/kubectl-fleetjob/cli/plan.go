@@ -1,0 +1,114 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/render"
+	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/plan"
+)
+
+// planKey is the data key of the plan ConfigMap (spoke/plan.go writes it).
+const planKey = "plan.json"
+
+func newPlan(o *options) *cobra.Command {
+	var cluster, output string
+	cmd := &cobra.Command{
+		Use:   "plan NAME --cluster CLUSTER",
+		Short: "Show the frozen plan of a ClusterJob in one cluster",
+		Long: `Show the plan a ClusterJob froze in one member cluster when the run started
+there: its groups in run order with their nodes, and the nodes left out
+(cordoned, NotReady, an untolerated taint, ...) with the reason. It is read
+from the member, with the credentials the hub stores.`,
+		Example: `  kubectl fleetjob plan clean-disks --cluster eu-1
+  kubectl fleetjob plan clean-disks --cluster eu-1 -o json`,
+		Args: exactlyOne("NAME", "the ClusterJob name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(output, "yaml", "json"); err != nil {
+				return err
+			}
+			p, err := o.readPlan(cmd.Context(), args[0], cluster)
+			if err != nil {
+				return err
+			}
+			if output != "" {
+				return printData(o.streams.Out, output, p)
+			}
+			_, err = fmt.Fprint(o.streams.Out, render.Plan(p))
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&cluster, "cluster", "", "Member cluster (default: the run's only cluster)")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: yaml or json")
+	return cmd
+}
+
+func (o *options) readPlan(ctx context.Context, name, cluster string) (plan.Plan, error) {
+	c, err := o.hubClient()
+	if err != nil {
+		return plan.Plan{}, err
+	}
+	cj, err := o.getClusterJob(ctx, c, name)
+	if err != nil {
+		return plan.Plan{}, err
+	}
+	if cluster, err = pickCluster(cj, cluster); err != nil {
+		return plan.Plan{}, err
+	}
+	mc, reg, err := o.memberClient(ctx, cluster)
+	if err != nil {
+		return plan.Plan{}, err
+	}
+	cm := &corev1.ConfigMap{}
+	key := client.ObjectKey{Namespace: reg.Namespace, Name: naming.PlanName(cj.UID)}
+	err = mc.Get(ctx, key, cm)
+	if apierrors.IsNotFound(err) {
+		return plan.Plan{}, fmt.Errorf("cluster %q has no plan for clusterjob %s/%s (no configmap %s): the run has not started there", cluster, cj.Namespace, cj.Name, key)
+	}
+	if err != nil {
+		return plan.Plan{}, fmt.Errorf("cluster %s: reading configmap %s: %w", cluster, key, err)
+	}
+	return decodePlan(cm, cj)
+}
+
+// decodePlan reads a plan ConfigMap, refusing one that belongs to another
+// ClusterJob, as spoke does.
+func decodePlan(cm *corev1.ConfigMap, cj *fleetv1.ClusterJob) (plan.Plan, error) {
+	key := client.ObjectKeyFromObject(cm)
+	if cm.Labels[fleetv1.ClusterJobUIDLabel] != naming.LabelValue(string(cj.UID)) {
+		return plan.Plan{}, fmt.Errorf("configmap %s does not belong to clusterjob %s/%s", key, cj.Namespace, cj.Name)
+	}
+	data, ok := cm.Data[planKey]
+	if !ok {
+		return plan.Plan{}, fmt.Errorf("configmap %s has no %s", key, planKey)
+	}
+	var p plan.Plan
+	if err := json.Unmarshal([]byte(data), &p); err != nil {
+		return plan.Plan{}, fmt.Errorf("decoding configmap %s: %w", key, err)
+	}
+	return p, nil
+}

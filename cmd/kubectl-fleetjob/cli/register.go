@@ -1,0 +1,304 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/member"
+	"github.com/fleetjob/fleetjob/pkg/kubeconfig"
+)
+
+// DryRunToken stands for the token in --dry-run output.
+const DryRunToken = "<minted at apply time>"
+
+// redactedToken stands for the token in -o output after a real run.
+const redactedToken = "<redacted>"
+
+type registerOptions struct {
+	*options
+	member        memberFlags
+	name          string
+	workNamespace string
+	labelArgs     []string
+	labels        map[string]string
+	server        string
+	tokenDuration time.Duration
+	dryRun        bool
+	output        string
+}
+
+func newRegister(o *options) *cobra.Command {
+	r := &registerOptions{options: o}
+	cmd := &cobra.Command{
+		Use:   "register NAME --member-context CONTEXT",
+		Short: "Register a member cluster with a least-privilege identity",
+		Long: `Register a member cluster with the hub (the current context).
+
+In the member, register applies (server-side, idempotent) the work namespace,
+the ServiceAccount fleetjob-hub, a Role on Jobs and ConfigMaps in the work
+namespace, and a ClusterRole that reads nodes. It mints a token for the
+ServiceAccount, builds a kubeconfig with the member's CA and that token, and
+proves with SelfSubjectAccessReviews made with the token that it may do what
+the hub needs and may not read Secrets, run pods, change nodes or work in
+other namespaces. Only then does it write the registration Secret on the hub.
+
+Running it again changes nothing but the token: run it before the token
+expires to rotate it.`,
+		Example: `  # Register the cluster of context kind-eu-1 as eu-1, selectable by env and region
+  kubectl fleetjob register eu-1 --member-context kind-eu-1 --label env=prod --label region=eu
+
+  # A kind member: the hub reaches it on the kind network, not on localhost
+  kubectl fleetjob register eu-1 --member-context kind-eu-1 --server https://eu-1-control-plane:6443
+
+  # Print the member RBAC and the hub Secret for GitOps, changing nothing
+  kubectl fleetjob register eu-1 --member-context kind-eu-1 --dry-run -o yaml`,
+		Args: exactlyOne("NAME", "the cluster name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r.name = args[0]
+			if err := r.validate(); err != nil {
+				return err
+			}
+			return r.run(cmd.Context())
+		},
+	}
+	flags := cmd.Flags()
+	r.member.addFlags(flags)
+	addWorkNamespaceFlag(flags, &r.workNamespace, "Member namespace where the hub runs its Jobs")
+	flags.StringArrayVar(&r.labelArgs, "label", nil, "Label key=value of the registration, for spec.clusterSelector (repeatable)")
+	flags.StringVar(&r.server, "server", "", "Member API server URL as the hub reaches it (default: the member context's server)")
+	flags.DurationVar(&r.tokenDuration, "token-duration", 365*24*time.Hour, "Requested lifetime of the hub's token; the member may grant less")
+	flags.BoolVar(&r.dryRun, "dry-run", false, "Print what would be applied; change nothing")
+	flags.StringVarP(&r.output, "output", "o", "", "Print the objects as yaml or json (the token redacted)")
+	return cmd
+}
+
+// exactlyOne accepts one positional argument and names it when missing.
+func exactlyOne(arg, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return fmt.Errorf("%s takes exactly one argument, %s (%s); got %d", cmd.CommandPath(), arg, what, len(args))
+		}
+		return nil
+	}
+}
+
+func (r *registerOptions) validate() error {
+	if err := hub.ValidateName(r.name); err != nil {
+		return err
+	}
+	if err := validateWorkNamespace(r.workNamespace); err != nil {
+		return err
+	}
+	if r.tokenDuration < member.MinTokenDuration {
+		return fmt.Errorf("--token-duration %s is shorter than the %s the TokenRequest API allows", r.tokenDuration, member.MinTokenDuration)
+	}
+	var err error
+	if r.labels, err = hub.ParseLabels(r.labelArgs); err != nil {
+		return err
+	}
+	return checkOutput(r.output, "yaml", "json")
+}
+
+func (r *registerOptions) run(ctx context.Context) error {
+	memberCfg, memberCtx, err := r.member.restConfig(r.options)
+	if err != nil {
+		return err
+	}
+	memberCS, err := kubernetes.NewForConfig(memberCfg)
+	if err != nil {
+		return err
+	}
+	ep, err := r.endpoint(ctx, memberCfg, memberCS)
+	if err != nil {
+		return err
+	}
+	objs := member.Build(r.workNamespace)
+	if r.dryRun {
+		return r.printDryRun(memberCtx, objs, ep)
+	}
+	hubCS, err := r.hubClientset()
+	if err != nil {
+		return err
+	}
+	if err := hub.CheckNamespace(ctx, hubCS, r.registrationNamespace); err != nil {
+		return err
+	}
+	reg, proof, err := r.prepareMember(ctx, memberCtx, memberCfg, memberCS, objs, ep)
+	if err != nil {
+		return err
+	}
+	proof.created, err = hub.Apply(ctx, hubCS, r.registrationNamespace, reg, member.FieldManager)
+	if err != nil {
+		return err
+	}
+	return r.report(memberCtx, objs, ep, proof)
+}
+
+func (r *registerOptions) endpoint(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface) (member.Endpoint, error) {
+	server, err := member.ServerURL(cfg, r.server)
+	if err != nil {
+		return member.Endpoint{}, err
+	}
+	ca, err := member.CAData(ctx, cfg, cs)
+	if err != nil {
+		return member.Endpoint{}, err
+	}
+	return member.Endpoint{Server: server, CAData: ca}, nil
+}
+
+// outcome is what a registration did, for its report.
+type outcome struct {
+	token    member.Token
+	verified member.Verification
+	created  bool
+}
+
+// prepareMember applies the member objects, mints the token, and proves
+// what it may do. Nothing is written on the hub before this succeeded.
+func (r *registerOptions) prepareMember(ctx context.Context, memberCtx string, memberCfg *rest.Config, cs kubernetes.Interface, objs member.Objects, ep member.Endpoint) (hub.Registration, outcome, error) {
+	if err := member.Apply(ctx, cs, objs); err != nil {
+		return hub.Registration{}, outcome{}, fmt.Errorf("member context %s: %w", memberCtx, err)
+	}
+	token, err := member.MintToken(ctx, cs, r.workNamespace, r.tokenDuration)
+	if err != nil {
+		return hub.Registration{}, outcome{}, fmt.Errorf("member context %s: %w", memberCtx, err)
+	}
+	kc, err := member.BuildKubeconfig(r.name, r.workNamespace, ep, token.Value)
+	if err != nil {
+		return hub.Registration{}, outcome{}, err
+	}
+	verified, err := r.verify(ctx, memberCfg, kc)
+	if err != nil {
+		return hub.Registration{}, outcome{}, fmt.Errorf("verifying the new credentials in member context %s: %w\nNothing was written on the hub; remove the member objects with: kubectl fleetjob unregister %s --purge --member-context %s --work-namespace %s", memberCtx, err, r.name, memberCtx, r.workNamespace)
+	}
+	return hub.Registration{Name: r.name, Labels: r.labels, Namespace: r.workNamespace, Kubeconfig: kc}, outcome{token: token, verified: verified}, nil
+}
+
+// verify makes the access reviews with the built kubeconfig, through the
+// same parser as the hub. With --server, the hub's address may not be
+// reachable from here (a kind-internal name): the reviews then go to the
+// member context's address, with the new token and CA.
+func (r *registerOptions) verify(ctx context.Context, memberCfg *rest.Config, kc []byte) (member.Verification, error) {
+	cfg, err := kubeconfig.Parse(kc)
+	if err != nil {
+		return member.Verification{}, err
+	}
+	if r.server != "" {
+		cfg.Host, cfg.ServerName = memberCfg.Host, memberCfg.ServerName
+	}
+	cfg.QPS, cfg.Burst = clientQPS, clientBurst
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return member.Verification{}, err
+	}
+	return member.Verify(ctx, cs, r.workNamespace)
+}
+
+func (r *registerOptions) report(memberCtx string, objs member.Objects, ep member.Endpoint, o outcome) error {
+	if r.output != "" {
+		return r.printObjects(memberCtx, objs, ep, redactedToken)
+	}
+	w := r.streams.Out
+	fmt.Fprintf(w, "member context %s: applied %s\n", memberCtx, strings.Join(objs.Names(), ", "))
+	fmt.Fprintf(w, "token of serviceaccount %s/%s expires %s (in %s): run register again before then to rotate it\n",
+		r.workNamespace, member.ServiceAccountName, o.token.Expires.UTC().Format(time.RFC3339), approximately(time.Until(o.token.Expires)))
+	fmt.Fprintf(w, "verified as %s: %d permissions granted, %d refused as they must be\n",
+		member.ServiceAccountUser(r.workNamespace), o.verified.Granted, o.verified.Refused)
+	verb := "configured"
+	if o.created {
+		verb = "created"
+	}
+	fmt.Fprintf(w, "secret/%s %s in namespace %s on the hub\n", r.name, verb, r.registrationNamespace)
+	fmt.Fprintf(w, "cluster %q registered: the hub connects to %s\n", r.name, ep.Server)
+	return nil
+}
+
+func (r *registerOptions) printDryRun(memberCtx string, objs member.Objects, ep member.Endpoint) error {
+	if r.output != "" {
+		return r.printObjects(memberCtx, objs, ep, DryRunToken)
+	}
+	w := r.streams.Out
+	fmt.Fprintf(w, "member context %s: would apply %s (dry run)\n", memberCtx, strings.Join(objs.Names(), ", "))
+	fmt.Fprintf(w, "member context %s: would mint a token of serviceaccount %s/%s valid for %s (dry run)\n", memberCtx, r.workNamespace, member.ServiceAccountName, approximately(r.tokenDuration))
+	fmt.Fprintf(w, "hub: would create or update secret/%s in namespace %s, connecting to %s (dry run)\n", r.name, r.registrationNamespace, ep.Server)
+	return nil
+}
+
+// printObjects prints the member objects and the hub Secret, each preceded
+// by a comment naming the cluster it belongs to; the token is placeholder.
+func (r *registerOptions) printObjects(memberCtx string, objs member.Objects, ep member.Endpoint, placeholder string) error {
+	kc, err := member.BuildKubeconfig(r.name, r.workNamespace, ep, member.Secret(placeholder))
+	if err != nil {
+		return err
+	}
+	secret := hub.DisplaySecret(r.registrationNamespace, hub.Registration{Name: r.name, Labels: r.labels, Namespace: r.workNamespace, Kubeconfig: kc})
+	var items []placed
+	for _, obj := range objs.List() {
+		items = append(items, placed{where: "member cluster (context " + memberCtx + ")", obj: obj})
+	}
+	items = append(items, placed{where: "hub cluster", obj: secret})
+	return writeObjects(r.streams.Out, r.output, items)
+}
+
+// placed is an object and the cluster it belongs to.
+type placed struct {
+	where string
+	obj   any
+}
+
+// writeObjects prints objects as YAML documents, each under a comment that
+// says where it belongs, or as a JSON List.
+func writeObjects(w io.Writer, output string, items []placed) error {
+	if output == "json" {
+		objs := make([]any, len(items))
+		for i, it := range items {
+			objs[i] = it.obj
+		}
+		return printData(w, "json", map[string]any{"apiVersion": "v1", "kind": "List", "items": objs})
+	}
+	for i, it := range items {
+		data, err := yaml.Marshal(it.obj)
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			fmt.Fprintln(w, "---")
+		}
+		fmt.Fprintf(w, "# %s\n%s", it.where, data)
+	}
+	return nil
+}
+
+// approximately renders a token lifetime in days, or hours and minutes
+// when under two days.
+func approximately(d time.Duration) string {
+	if d >= 48*time.Hour {
+		return fmt.Sprintf("%dd", int((d+12*time.Hour).Hours()/24))
+	}
+	return d.Round(time.Minute).String()
+}
