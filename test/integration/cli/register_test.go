@@ -1,0 +1,346 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/clusters"
+	"github.com/fleetjob/fleetjob/pkg/kubeconfig"
+)
+
+const workNamespace = fleetv1.DefaultWorkNamespace
+
+// hubIdentity is how the member authenticates the registered token.
+var hubIdentity = struct {
+	user   string
+	groups []string
+}{
+	user:   "system:serviceaccount:" + workNamespace + ":fleetjob-hub",
+	groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + workNamespace, "system:authenticated"},
+}
+
+type access struct {
+	ns, group, resource, subresource, verb string
+}
+
+func (a access) String() string {
+	return fmt.Sprintf("%s %s/%s.%s in %q", a.verb, a.resource, a.subresource, a.group, a.ns)
+}
+
+// needed is what the hub does in a member (README, member RBAC table).
+func needed() []access {
+	var out []access
+	for _, verb := range []string{"get", "list", "watch", "create", "delete", "deletecollection"} {
+		out = append(out, access{ns: workNamespace, group: "batch", resource: "jobs", verb: verb},
+			access{ns: workNamespace, resource: "configmaps", verb: verb})
+	}
+	for _, verb := range []string{"get", "list", "watch"} {
+		out = append(out, access{resource: "nodes", verb: verb})
+	}
+	return out
+}
+
+// notNeeded is a table of what the hub must never be able to do.
+var notNeeded = []access{
+	{ns: workNamespace, resource: "secrets", verb: "get"},
+	{ns: workNamespace, resource: "secrets", verb: "list"},
+	{ns: workNamespace, resource: "secrets", verb: "watch"},
+	{ns: "default", resource: "secrets", verb: "get"},
+	{ns: workNamespace, resource: "pods", verb: "create"},
+	{ns: workNamespace, resource: "pods", subresource: "exec", verb: "create"},
+	{ns: workNamespace, group: "batch", resource: "jobs", verb: "update"},
+	{ns: workNamespace, group: "batch", resource: "jobs", verb: "patch"},
+	{ns: workNamespace, group: "batch", resource: "jobs", subresource: "status", verb: "update"},
+	{ns: workNamespace, group: "batch", resource: "cronjobs", verb: "create"},
+	{ns: workNamespace, group: "apps", resource: "deployments", verb: "create"},
+	{ns: workNamespace, resource: "configmaps", verb: "update"},
+	{ns: workNamespace, resource: "configmaps", verb: "patch"},
+	{resource: "nodes", verb: "create"},
+	{resource: "nodes", verb: "update"},
+	{resource: "nodes", verb: "patch"},
+	{resource: "nodes", verb: "delete"},
+	{resource: "nodes", subresource: "status", verb: "patch"},
+	{ns: "default", group: "batch", resource: "jobs", verb: "create"},
+	{ns: "default", group: "batch", resource: "jobs", verb: "list"},
+	{ns: "kube-system", group: "batch", resource: "jobs", verb: "create"},
+	{ns: "default", resource: "configmaps", verb: "get"},
+	{ns: "default", resource: "configmaps", verb: "create"},
+	{resource: "namespaces", verb: "create"},
+	{resource: "namespaces", verb: "delete"},
+	{ns: workNamespace, resource: "serviceaccounts", subresource: "token", verb: "create"},
+	{ns: workNamespace, resource: "serviceaccounts", verb: "impersonate"},
+	{resource: "users", verb: "impersonate"},
+	{ns: workNamespace, group: "rbac.authorization.k8s.io", resource: "roles", verb: "create"},
+	{ns: workNamespace, group: "rbac.authorization.k8s.io", resource: "rolebindings", verb: "create"},
+	{group: "rbac.authorization.k8s.io", resource: "clusterroles", verb: "create"},
+	{group: "rbac.authorization.k8s.io", resource: "clusterroles", verb: "escalate"},
+	{group: "rbac.authorization.k8s.io", resource: "clusterroles", verb: "bind"},
+	{group: "rbac.authorization.k8s.io", resource: "clusterrolebindings", verb: "create"},
+}
+
+// allowed asks the member, as an admin, whether the hub's identity may.
+func allowed(g Gomega, a access) bool {
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User: hubIdentity.user, Groups: hubIdentity.groups,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: a.ns, Group: a.group, Resource: a.resource, Subresource: a.subresource, Verb: a.verb},
+	}}
+	g.Expect(memberC.Create(ctx, sar)).To(Succeed())
+	return sar.Status.Allowed
+}
+
+func registrationSecret(name string) *corev1.Secret {
+	s := &corev1.Secret{}
+	Expect(hubC.Get(ctx, client.ObjectKey{Namespace: registrationNamespace, Name: name}, s)).To(Succeed())
+	return s
+}
+
+func registrations() []string {
+	list := &corev1.SecretList{}
+	Expect(hubC.List(ctx, list, client.InNamespace(registrationNamespace), client.MatchingLabels{clusters.RegistrationLabel: "true"})).To(Succeed())
+	var names []string
+	for _, s := range list.Items {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+func memberHas(obj client.Object, ns, name string) bool {
+	err := memberC.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return true
+}
+
+// splitYAML decodes the documents of multi-document YAML.
+func splitYAML(text string) []unstructured.Unstructured {
+	var out []unstructured.Unstructured
+	for _, doc := range strings.Split(text, "\n---\n") {
+		u := unstructured.Unstructured{}
+		Expect(yaml.Unmarshal([]byte(doc), &u.Object)).To(Succeed())
+		out = append(out, u)
+	}
+	return out
+}
+
+func kinds(objs []unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, o.GetKind()+"/"+o.GetName())
+	}
+	return out
+}
+
+var _ = Describe("kubectl fleetjob register", Ordered, func() {
+	It("prints the member RBAC and the hub Secret with --dry-run -o yaml, and writes nothing", func() {
+		r := run("register", "m1", "--member-context", "member", "--label", "env=test", "--dry-run", "-o", "yaml")
+		Expect(r.err).NotTo(HaveOccurred())
+		objs := splitYAML(r.out)
+		Expect(kinds(objs)).To(Equal([]string{
+			"Namespace/" + workNamespace, "ServiceAccount/fleetjob-hub", "Role/fleetjob-hub", "RoleBinding/fleetjob-hub",
+			"ClusterRole/fleetjob-hub-nodes", "ClusterRoleBinding/fleetjob-hub-nodes-" + workNamespace, "Secret/m1",
+		}))
+		Expect(r.out).To(ContainSubstring("# member cluster (context member)"))
+		Expect(r.out).To(ContainSubstring("# hub cluster"))
+		secret := objs[6]
+		Expect(secret.GetLabels()).To(Equal(map[string]string{clusters.RegistrationLabel: "true", "env": "test"}))
+		kc, _, _ := unstructured.NestedString(secret.Object, "stringData", "kubeconfig")
+		Expect(kc).To(ContainSubstring("token: <minted at apply time>"))
+		_, err := kubeconfig.Parse([]byte(kc))
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(memberHas(&corev1.Namespace{}, "", workNamespace)).To(BeFalse())
+		Expect(memberHas(&rbacv1.ClusterRole{}, "", "fleetjob-hub-nodes")).To(BeFalse())
+		Expect(registrations()).To(BeEmpty())
+
+		r = run("register", "m1", "--member-context", "member", "--dry-run")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("(dry run)"))
+		Expect(memberHas(&corev1.Namespace{}, "", workNamespace)).To(BeFalse())
+	})
+
+	It("checks the hub before touching the member", func() {
+		r := run("register", "m0", "--member-context", "member", "--work-namespace", "never-created", "--registration-namespace", "no-such-namespace")
+		Expect(r.err).To(MatchError(ContainSubstring("namespace no-such-namespace does not exist on the hub")))
+		Expect(memberHas(&corev1.Namespace{}, "", "never-created")).To(BeFalse())
+	})
+
+	It("names a member context that does not exist", func() {
+		r := run("register", "m0", "--member-context", "nope")
+		Expect(r.err).To(MatchError(ContainSubstring(`member context "nope"`)))
+	})
+
+	It("registers the member and prints the token's expiry, never the token", func() {
+		r := run("register", "m1", "--member-context", "member", "--label", "env=test", "--label", "tier=gold")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("expires"))
+		Expect(r.out).To(ContainSubstring(`cluster "m1" registered`))
+		Expect(r.out).To(ContainSubstring("15 permissions granted"))
+
+		s := registrationSecret("m1")
+		Expect(s.Labels).To(Equal(map[string]string{clusters.RegistrationLabel: "true", "env": "test", "tier": "gold"}))
+		Expect(s.Annotations).To(HaveKeyWithValue(fleetv1.NamespaceAnnotation, workNamespace))
+		raw, err := clientcmd.Load(s.Data[clusters.KubeconfigKey])
+		Expect(err).NotTo(HaveOccurred())
+		user := raw.AuthInfos[raw.Contexts[raw.CurrentContext].AuthInfo]
+		Expect(user.Token).NotTo(BeEmpty())
+		Expect(r.out + r.errOut).NotTo(ContainSubstring(user.Token))
+		cluster := raw.Clusters[raw.Contexts[raw.CurrentContext].Cluster]
+		Expect(strings.TrimSuffix(cluster.Server, "/")).To(Equal(strings.TrimSuffix(memberEnv.Config.Host, "/")))
+		Expect(cluster.CertificateAuthorityData).To(Equal(memberEnv.Config.CAData))
+	})
+
+	It("stores a kubeconfig the hub accepts, that may list Jobs in the work namespace and not Secrets", func() {
+		cfg, err := kubeconfig.Parse(registrationSecret("m1").Data[clusters.KubeconfigKey])
+		Expect(err).NotTo(HaveOccurred())
+		c, err := client.New(cfg, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.List(ctx, &batchv1.JobList{}, client.InNamespace(workNamespace))).To(Succeed())
+		Expect(c.List(ctx, &corev1.NodeList{})).To(Succeed())
+		Expect(apierrors.IsForbidden(c.List(ctx, &corev1.SecretList{}, client.InNamespace(workNamespace)))).To(BeTrue())
+		Expect(apierrors.IsForbidden(c.List(ctx, &batchv1.JobList{}, client.InNamespace("default")))).To(BeTrue())
+	})
+
+	It("grants the hub's identity exactly what the hub needs", func() {
+		for _, a := range needed() {
+			Expect(allowed(Default, a)).To(BeTrue(), "the hub needs to %s", a)
+		}
+		for _, a := range notNeeded {
+			Expect(allowed(Default, a)).To(BeFalse(), "the hub must not %s", a)
+		}
+	})
+
+	It("is idempotent: a second run changes nothing but the token", func() {
+		objs := []struct {
+			obj      client.Object
+			ns, name string
+		}{
+			{&corev1.Namespace{}, "", workNamespace},
+			{&corev1.ServiceAccount{}, workNamespace, "fleetjob-hub"},
+			{&rbacv1.Role{}, workNamespace, "fleetjob-hub"},
+			{&rbacv1.RoleBinding{}, workNamespace, "fleetjob-hub"},
+			{&rbacv1.ClusterRole{}, "", "fleetjob-hub-nodes"},
+			{&rbacv1.ClusterRoleBinding{}, "", "fleetjob-hub-nodes-" + workNamespace},
+		}
+		versions := func() []string {
+			var out []string
+			for _, o := range objs {
+				Expect(memberHas(o.obj, o.ns, o.name)).To(BeTrue(), o.name)
+				out = append(out, o.obj.GetResourceVersion())
+			}
+			return out
+		}
+		before, secretBefore := versions(), registrationSecret("m1")
+		r := run("register", "m1", "--member-context", "member", "--label", "env=test", "--label", "tier=gold")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("secret/m1 configured"))
+		Expect(versions()).To(Equal(before))
+		Expect(registrations()).To(Equal([]string{"m1"}))
+		after := registrationSecret("m1")
+		Expect(after.Labels).To(Equal(secretBefore.Labels))
+		Expect(after.Annotations).To(Equal(secretBefore.Annotations))
+		Expect(after.Data[clusters.KubeconfigKey]).NotTo(Equal(secretBefore.Data[clusters.KubeconfigKey]), "the token is new")
+	})
+
+	It("takes the member's own kubeconfig with --member-kubeconfig, and the hub's address with --server", func() {
+		r := run("register", "m2", "--member-kubeconfig", memberKubeconfig, "--work-namespace", "fleetjob-m2", "--server", "https://m2.fleet.internal:6443")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("https://m2.fleet.internal:6443"))
+		raw, err := clientcmd.Load(registrationSecret("m2").Data[clusters.KubeconfigKey])
+		Expect(err).NotTo(HaveOccurred())
+		Expect(raw.Clusters[raw.Contexts[raw.CurrentContext].Cluster].Server).To(Equal("https://m2.fleet.internal:6443"))
+		Expect(registrationSecret("m2").Annotations).To(HaveKeyWithValue(fleetv1.NamespaceAnnotation, "fleetjob-m2"))
+
+		r = run("unregister", "m2", "--purge", "--member-kubeconfig", memberKubeconfig)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("clusterrolebinding/fleetjob-hub-nodes-fleetjob-m2 deleted"))
+		Expect(r.out).NotTo(ContainSubstring("clusterrole/fleetjob-hub-nodes deleted"), "m1 still binds it")
+		Expect(memberHas(&rbacv1.ClusterRole{}, "", "fleetjob-hub-nodes")).To(BeTrue())
+	})
+
+	It("refuses an identity the member grants more than fleetjob asked, and writes nothing on the hub", func() {
+		greedy := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "too-generous"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:serviceaccounts:fleetjob-greedy"}},
+		}
+		Expect(memberC.Create(ctx, greedy)).To(Succeed())
+		DeferCleanup(func() { Expect(memberC.Delete(ctx, greedy)).To(Succeed()) })
+		r := run("register", "greedy", "--member-context", "member", "--work-namespace", "fleetjob-greedy")
+		Expect(r.err).To(MatchError(ContainSubstring("the new token may also get secrets in namespace fleetjob-greedy")))
+		Expect(r.err).To(MatchError(ContainSubstring("Nothing was written on the hub")))
+		Expect(registrations()).To(Equal([]string{"m1"}))
+		Expect(run("unregister", "greedy", "--purge", "--member-context", "member", "--work-namespace", "fleetjob-greedy").err).NotTo(HaveOccurred())
+	})
+
+	It("refuses bad input, naming the flag", func() {
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"register", "Bad_Name", "--member-context", "member"}, "not a valid Secret name"},
+			{[]string{"register", "m3", "--member-context", "member", "--label", "novalue"}, `--label "novalue": want key=value`},
+			{[]string{"register", "m3", "--member-context", "member", "--label", clusters.RegistrationLabel + "=false"}, "set by register itself"},
+			{[]string{"register", "m3", "--member-context", "member", "--server", "http://m3:6443"}, "not https"},
+			{[]string{"register", "m3", "--member-context", "member", "--token-duration", "1m"}, "--token-duration"},
+			{[]string{"register", "m3"}, "--member-context is required"},
+			{[]string{"register", "m3", "--member-context", "member", "-o", "table"}, "-o table is not supported"},
+			{[]string{"unregister", "m3", "--purge"}, "--purge needs --member-context"},
+			{[]string{"unregister", "m3"}, `cluster "m3" is not registered`},
+		} {
+			Expect(run(tc.args...).err).To(MatchError(ContainSubstring(tc.want)), strings.Join(tc.args, " "))
+		}
+		Expect(registrations()).To(Equal([]string{"m1"}))
+	})
+
+	It("unregisters, and with --purge removes the member identity and namespace", func() {
+		r := run("unregister", "m1", "--purge", "--member-context", "member")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(registrations()).To(BeEmpty())
+		Expect(memberHas(&rbacv1.ClusterRoleBinding{}, "", "fleetjob-hub-nodes-"+workNamespace)).To(BeFalse())
+		Expect(memberHas(&rbacv1.ClusterRole{}, "", "fleetjob-hub-nodes")).To(BeFalse())
+		Expect(memberHas(&rbacv1.RoleBinding{}, workNamespace, "fleetjob-hub")).To(BeFalse())
+		Expect(memberHas(&rbacv1.Role{}, workNamespace, "fleetjob-hub")).To(BeFalse())
+		Expect(memberHas(&corev1.ServiceAccount{}, workNamespace, "fleetjob-hub")).To(BeFalse())
+		// envtest runs no namespace controller: the namespace stays
+		// Terminating instead of disappearing.
+		ns := &corev1.Namespace{}
+		if memberHas(ns, "", workNamespace) {
+			Expect(ns.DeletionTimestamp).NotTo(BeNil())
+		}
+		for _, a := range needed() {
+			Expect(allowed(Default, a)).To(BeFalse(), "after --purge the identity may not %s", a)
+		}
+	})
+})

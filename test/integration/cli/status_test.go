@@ -1,0 +1,279 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/cli"
+	"github.com/fleetjob/fleetjob/hub/clusters"
+	"github.com/fleetjob/fleetjob/pkg/plan"
+	"github.com/fleetjob/fleetjob/spoke"
+	"github.com/fleetjob/fleetjob/test/util/wrappers"
+)
+
+// runsNamespace is the work namespace of the cluster these specs register,
+// apart from the register specs' own.
+const runsNamespace = "fleetjob-runs"
+
+// createNode creates a Ready node, cordoned if asked.
+func createNode(name string, cordoned bool) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	Expect(memberC.Create(ctx, node)).To(Succeed())
+	node.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+	Expect(memberC.Status().Update(ctx, node)).To(Succeed())
+	// The TaintNodesByCondition admission plugin taints new nodes
+	// not-ready; the node lifecycle controller, absent here, lifts it.
+	node.Spec.Taints, node.Spec.Unschedulable = nil, cordoned
+	Expect(memberC.Update(ctx, node)).To(Succeed())
+}
+
+// finish writes the terminal status the Job controller would.
+func finish(job *batchv1.Job, fail bool) {
+	now := metav1.Now()
+	job.Status.StartTime = &now
+	cond := func(t batchv1.JobConditionType, reason, msg string) batchv1.JobCondition {
+		return batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: msg, LastProbeTime: now, LastTransitionTime: now}
+	}
+	if fail {
+		job.Status.Failed = 1
+		job.Status.Conditions = []batchv1.JobCondition{
+			cond(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"),
+			cond(batchv1.JobFailed, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit")}
+	} else {
+		job.Status.Succeeded, job.Status.CompletionTime = 1, &now
+		job.Status.Conditions = []batchv1.JobCondition{
+			cond(batchv1.JobSuccessCriteriaMet, batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods"),
+			cond(batchv1.JobComplete, batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods")}
+	}
+	Expect(memberC.Status().Update(ctx, job)).To(Succeed())
+}
+
+// setStatus writes a ClusterJob status as the hub controller would.
+func setStatus(cj *fleetv1.ClusterJob, phase fleetv1.Phase, row fleetv1.ClusterStatus, conditions ...metav1.Condition) {
+	Eventually(func(g Gomega) {
+		g.Expect(hubC.Get(ctx, client.ObjectKeyFromObject(cj), cj)).To(Succeed())
+		for i := range conditions {
+			conditions[i].LastTransitionTime = metav1.Now()
+		}
+		cj.Status = fleetv1.ClusterJobStatus{
+			Phase: phase, Conditions: conditions, Clusters: []fleetv1.ClusterStatus{row},
+			Summary: fleetv1.Summary{
+				Clusters:        fleetv1.ClusterCounts{Total: 1},
+				Nodes:           row.Nodes,
+				ClusterProgress: "0/1",
+				NodeProgress:    fmt.Sprintf("%d/%d", row.Nodes.Succeeded, row.Nodes.Total),
+			},
+		}
+		g.Expect(hubC.Status().Update(ctx, cj)).To(Succeed())
+	}).Should(Succeed())
+}
+
+var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
+	var (
+		cj     *fleetv1.ClusterJob
+		frozen plan.Plan
+		row    = fleetv1.ClusterStatus{
+			Name: "runner", Phase: fleetv1.ClusterRunning, Reachable: true, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
+			Groups: fleetv1.GroupCounts{Total: 2, Completed: 1, Failed: 1},
+			Nodes:  fleetv1.NodeCounts{Total: 4, Succeeded: 1, Failed: 1, Pending: 1, Skipped: 1},
+		}
+	)
+
+	BeforeAll(func() {
+		Expect(run("register", "runner", "--member-context", "member", "--work-namespace", runsNamespace, "--label", "env=ci").err).To(Succeed())
+		DeferCleanup(func() {
+			Expect(run("unregister", "runner", "--purge", "--member-context", "member").err).To(Succeed())
+		})
+		for i := 1; i <= 3; i++ {
+			createNode(fmt.Sprintf("node-%d", i), false)
+		}
+		createNode("node-4", true)
+
+		// The hub controller does not run here: what it would do is done
+		// with the same spoke functions, and the status written by hand.
+		cj = wrappers.MakeClusterJob("clean", "default").Batch(2, fleetv1.BatchOrderAlphabetical).Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		work := spoke.Run{ClusterJob: cj, Cluster: "runner", Namespace: runsNamespace}
+		nodes, err := spoke.ListNodes(ctx, memberC)
+		Expect(err).NotTo(HaveOccurred())
+		frozen, err = spoke.EnsurePlan(ctx, memberC, memberC, work, nodes)
+		Expect(err).NotTo(HaveOccurred())
+		st, err := spoke.Observe(ctx, memberC, work)
+		Expect(err).NotTo(HaveOccurred())
+		jobs, err := spoke.StartGroup(ctx, memberC, memberC, work, st, 0)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(jobs).To(HaveLen(2))
+		finish(&jobs[0], false)
+		finish(&jobs[1], true)
+		setStatus(cj, fleetv1.PhaseRunning, row)
+	})
+
+	It("shows the frozen plan, read from the member", func() {
+		r := run("plan", "clean", "--cluster", "runner")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`0\s+batch-1\s+2\s+node-1,node-2`))
+		Expect(r.out).To(MatchRegexp(`1\s+batch-2\s+1\s+node-3`))
+		Expect(r.out).To(MatchRegexp(`node-4\s+Unschedulable`))
+
+		r = run("plan", "clean", "-o", "json")
+		Expect(r.err).NotTo(HaveOccurred())
+		var got plan.Plan
+		Expect(json.Unmarshal([]byte(r.out), &got)).To(Succeed())
+		Expect(got).To(Equal(frozen))
+	})
+
+	It("lists per-node results of a cluster, read from the member", func() {
+		r := run("status", "clean", "--nodes", "--cluster", "runner")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`node-1\s+batch-1\s+clean-node-1-\S+\s+Succeeded\s+<none>\s+\S+Z\s+\S+Z`))
+		Expect(r.out).To(MatchRegexp(`node-2\s+batch-1\s+clean-node-2-\S+\s+Failed\s+BackoffLimitExceeded`))
+		Expect(r.out).To(MatchRegexp(`node-3\s+batch-2\s+<none>\s+Pending`))
+
+		r = run("status", "clean", "--nodes", "-o", "json")
+		Expect(r.err).NotTo(HaveOccurred())
+		var nodes []struct{ Node, Phase, Reason string }
+		Expect(json.Unmarshal([]byte(r.out), &nodes)).To(Succeed())
+		Expect(nodes).To(Equal([]struct{ Node, Phase, Reason string }{
+			{"node-1", "Succeeded", ""}, {"node-2", "Failed", "BackoffLimitExceeded"}, {"node-3", "Pending", ""},
+		}))
+	})
+
+	It("names what is missing when a cluster has no plan", func() {
+		other := wrappers.MakeClusterJob("not-started", "default").Obj()
+		Expect(hubC.Create(ctx, other)).To(Succeed())
+		r := run("plan", "not-started", "--cluster", "runner")
+		Expect(r.err).To(MatchError(ContainSubstring(`cluster "runner" has no plan for clusterjob default/not-started`)))
+		r = run("status", "not-started", "--nodes", "--cluster", "nowhere")
+		Expect(r.err).To(MatchError(ContainSubstring(`cluster "nowhere" is not registered`)))
+		r = run("status", "missing")
+		Expect(r.err).To(MatchError(ContainSubstring("clusterjob default/missing not found on the hub")))
+	})
+
+	It("draws one line per cluster with progress bars", func() {
+		r := run("status", "clean")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("clusterjob default/clean: Running   clusters 0/1   nodes 1/4   failed 1"))
+		Expect(r.out).To(MatchRegexp(`runner\s+Running\s+\[x{10}\.{10}\] 1/2\s+\[#{5}x{5}-{5}\.{5}\] 1/4\s+1\s+yes`))
+		Expect(r.out).NotTo(ContainSubstring("\x1b["), "no colour off a terminal")
+
+		r = run("status", "clean", "-o", "yaml")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("kind: ClusterJob"))
+	})
+
+	It("follows the run with -w until it ends, and fails when it Failed", func() {
+		out, errOut := &syncBuffer{}, &syncBuffer{}
+		done := make(chan error, 1)
+		watchCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		go func() { done <- runTo(watchCtx, out, errOut, "status", "clean", "-w") }()
+		Eventually(out.String).Should(ContainSubstring("runner"))
+		Consistently(done, "300ms").ShouldNot(Receive(), "-w returned while the run goes on")
+
+		ended := row
+		ended.Phase, ended.Reason, ended.Message = fleetv1.ClusterFailed, "NodeFailed", "1 of 4 nodes failed: node-2"
+		setStatus(cj, fleetv1.PhaseFailed, ended, metav1.Condition{Type: fleetv1.ConditionFailed, Status: metav1.ConditionTrue, Reason: "NodeFailed", Message: "1 node failed"})
+		var err error
+		Eventually(done).Should(Receive(&err))
+		var failed *cli.RunFailedError
+		Expect(err).To(BeAssignableToTypeOf(failed))
+		Expect(err).To(MatchError("clusterjob default/clean Failed: 1 node failed"))
+		Expect(strings.Count(out.String(), "clusterjob default/clean:")).To(Equal(2), "a block per change:\n%s", out)
+		Expect(out.String()).To(ContainSubstring("NodeFailed: 1 of 4 nodes failed: node-2"))
+	})
+
+	It("returns at once with -w on a run that completed", func() {
+		completed := wrappers.MakeClusterJob("completed", "default").Obj()
+		Expect(hubC.Create(ctx, completed)).To(Succeed())
+		setStatus(completed, fleetv1.PhaseCompleted, fleetv1.ClusterStatus{Name: "runner", Phase: fleetv1.ClusterCompleted, Reachable: true})
+		Expect(run("status", "completed", "-w").err).NotTo(HaveOccurred())
+	})
+
+	It("suspends and resumes a run", func() {
+		r := run("suspend", "clean")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(Equal("clusterjob.fleetjob.io/clean suspended\n"))
+		Expect(hubC.Get(ctx, client.ObjectKeyFromObject(cj), cj)).To(Succeed())
+		Expect(cj.Spec.Suspend).To(Equal(ptr.To(true)))
+		Expect(run("resume", "clean").err).NotTo(HaveOccurred())
+		Expect(hubC.Get(ctx, client.ObjectKeyFromObject(cj), cj)).To(Succeed())
+		Expect(cj.Spec.Suspend).To(Equal(ptr.To(false)))
+		Expect(run("suspend", "missing").err).To(MatchError(ContainSubstring("clusterjob default/missing not found")))
+	})
+
+	It("lists registered clusters, probing each with its registered credentials", func() {
+		marker := GinkgoT().TempDir() + "/plugin-ran"
+		broken := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "broken", Namespace: registrationNamespace, Labels: map[string]string{clusters.RegistrationLabel: "true"}},
+			Data: map[string][]byte{clusters.KubeconfigKey: fmt.Appendf(nil, `apiVersion: v1
+kind: Config
+current-context: m
+contexts: [{name: m, context: {cluster: m, user: m}}]
+clusters: [{name: m, cluster: {server: %q}}]
+users: [{name: m, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: sh, args: [-c, "touch %s"], interactiveMode: Never}}}]
+`, memberEnv.Config.Host, marker)},
+		}
+		Expect(hubC.Create(ctx, broken)).To(Succeed())
+		DeferCleanup(func() { Expect(hubC.Delete(ctx, broken)).To(Succeed()) })
+
+		r := run("clusters", "-o", "json")
+		Expect(r.err).NotTo(HaveOccurred())
+		var infos []struct {
+			Name, Namespace, Version, Reason, Message string
+			Labels                                    map[string]string
+			Reachable                                 bool
+			Nodes                                     *int
+		}
+		Expect(json.Unmarshal([]byte(r.out), &infos)).To(Succeed())
+		byName := map[string]int{}
+		for i, c := range infos {
+			byName[c.Name] = i
+		}
+		Expect(byName).To(HaveKey("runner"))
+		Expect(byName).To(HaveKey("broken"))
+		runner := infos[byName["runner"]]
+		Expect(runner.Reachable).To(BeTrue())
+		Expect(runner.Reason).To(BeEmpty(), runner.Message)
+		Expect(runner.Namespace).To(Equal(runsNamespace))
+		Expect(runner.Labels).To(Equal(map[string]string{"env": "ci"}))
+		Expect(runner.Version).To(HavePrefix("v1."))
+		Expect(runner.Nodes).To(Equal(ptr.To(4)))
+		bad := infos[byName["broken"]]
+		Expect(bad.Reason).To(Equal("InvalidRegistration"))
+		Expect(bad.Message).To(ContainSubstring("exec is not allowed"))
+		Expect(marker).NotTo(BeAnExistingFile(), "the registration's exec plugin ran")
+
+		r = run("clusters")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`NAME\s+LABELS\s+NAMESPACE\s+REACHABLE\s+VERSION\s+NODES\s+REASON`))
+		Expect(r.out).To(MatchRegexp(`runner\s+env=ci\s+` + runsNamespace + `\s+yes\s+v1\.\S+\s+4\s+<none>`))
+		Expect(r.out).To(MatchRegexp(`broken\s+<none>\s+fleetjob-system\s+no\s+<none>\s+<unknown>\s+InvalidRegistration`))
+	})
+})
