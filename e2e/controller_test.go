@@ -30,6 +30,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega/types"
 )
 
 // controllerArgs are the hub controller's flags in the suite, on both
@@ -66,25 +67,38 @@ func newHubController(f *fleet) hubController {
 	if f.provider == providerKind {
 		return &deployedHub{f: f}
 	}
-	return &processHub{
+	h := &processHub{
 		f:       f,
 		bin:     envOr("FLEETJOB_HUB", filepath.Join(f.root, "bin", "fleetjob-hub")),
 		logPath: filepath.Join(f.dir, "e2e-hub.log"),
 		pidPath: filepath.Join(f.dir, "e2e-hub.pid"),
 	}
+	// One log per suite run.
+	Expect(os.WriteFile(h.logPath, nil, 0o644)).To(Succeed())
+	return h
 }
 
-// waitEngaged waits until log, read from the controller's last start,
-// says every member is engaged.
-func waitEngaged(f *fleet, logSinceStart func() string) {
+// waitEngaged waits until the controller's log since its last start says
+// every member is engaged. A controller that exits fails it at once, with
+// its last log lines.
+func waitEngaged(f *fleet, h hubController, logSinceStart func() string) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
-		lines := strings.Split(logSinceStart(), "\n")
+		log := logSinceStart()
+		if !h.running() {
+			StopTrying("the hub controller exited; its last log lines:\n" + lastLines(log, 20)).Now()
+		}
+		lines := strings.Split(log, "\n")
 		for _, m := range f.members {
 			g.Expect(lines).To(ContainElement(And(ContainSubstring("Engaged member cluster"), ContainSubstring(fmt.Sprintf("%q", m.name)))),
 				"the hub controller engaged %s", m.name)
 		}
 	}).WithTimeout(engageTimeout).WithPolling(250 * time.Millisecond).Should(Succeed())
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // processHub runs bin/fleetjob-hub as a child process, as hack/demo.sh
@@ -127,7 +141,7 @@ func (h *processHub) start() {
 		close(exited)
 	}()
 	GinkgoWriter.Printf("Started the hub controller, pid %d, log %s\n", h.cmd.Process.Pid, h.logPath)
-	waitEngaged(h.f, h.logSinceStart)
+	waitEngaged(h.f, h, h.logSinceStart)
 }
 
 // kill sends SIGKILL: no deferred work, no graceful shutdown.
@@ -192,7 +206,7 @@ func (h *deployedHub) start() {
 	h.f.kubectlOK("hub", "-n", workNamespace, "patch", hubDeployment, "--type=json", "-p", string(patch))
 	h.f.kubectlOK("hub", "-n", workNamespace, "scale", hubDeployment, "--replicas=1")
 	h.f.kubectlOK("hub", "-n", workNamespace, "rollout", "status", hubDeployment, "--timeout=120s")
-	waitEngaged(h.f, h.currentLogs)
+	waitEngaged(h.f, h, h.currentLogs)
 }
 
 func (h *deployedHub) kill() {
@@ -214,3 +228,20 @@ func (h *deployedHub) currentLogs() string {
 }
 
 func (h *deployedHub) logs() string { return h.previous.String() + h.currentLogs() }
+
+// logMark is a point in the controller's log; waitLogged looks after it.
+func logMark() int { return len(hub.logs()) }
+
+// waitLogged waits until a line after mark contains every one of parts.
+func waitLogged(mark int, parts ...string) {
+	GinkgoHelper()
+	Eventually(func(g Gomega) {
+		log := hub.logs()
+		g.Expect(len(log)).To(BeNumerically(">=", mark))
+		matchers := []types.GomegaMatcher{}
+		for _, p := range parts {
+			matchers = append(matchers, ContainSubstring(p))
+		}
+		g.Expect(strings.Split(log[mark:], "\n")).To(ContainElement(And(matchers...)))
+	}).WithTimeout(engageTimeout).Should(Succeed(), "the hub controller logs %q", parts)
+}

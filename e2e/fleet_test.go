@@ -24,7 +24,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -76,6 +78,8 @@ type fleet struct {
 	artifacts string
 	hub       client.WithWatch
 	members   []*member
+	// stopped are the members' API servers stopAPIServer stopped (kwok).
+	stopped map[string]*process
 }
 
 // member is one member cluster of the fleet.
@@ -104,6 +108,7 @@ func loadFleet() *fleet {
 		kubectl:   envOr("KUBECTL", "kubectl"),
 		root:      root,
 		artifacts: envOr("ARTIFACTS", filepath.Join(root, "artifacts", "e2e")),
+		stopped:   map[string]*process{},
 	}
 	Expect(f.provider).To(BeElementOf(providerKwok, providerKind), "E2E_PROVIDER")
 	Expect(f.dir).NotTo(BeEmpty(), "FLEET_DIR must name the fleet's directory: run the suite with `make e2e`")
@@ -212,4 +217,117 @@ func (f *fleet) register(m *member) {
 		return nil
 	})
 	Expect(err).NotTo(HaveOccurred())
+}
+
+// unregister deletes m's registration Secret.
+func (f *fleet) unregister(m *member) {
+	GinkgoHelper()
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: workNamespace}}
+	Expect(client.IgnoreNotFound(f.hub.Delete(ctx, secret))).To(Succeed())
+}
+
+// stopAPIServer stops m's kube-apiserver, and only it: etcd, the
+// controllers, the scheduler and kwok (or the kubelets) go on, as in an
+// API server outage. On kwok the process is killed (and its command line
+// kept for startAPIServer); on kind its static pod manifest is moved away.
+// Restarting the whole control plane instead would make the member's
+// controller-manager wait out its predecessor's leader lease (15 s or
+// more) before any Job finishes again.
+func (f *fleet) stopAPIServer(m *member) {
+	GinkgoHelper()
+	if f.provider == providerKind {
+		f.runTool("docker", "exec", m.name+"-control-plane", "mv", "/etc/kubernetes/manifests/kube-apiserver.yaml", "/etc/kubernetes/kube-apiserver.yaml")
+	} else {
+		p := findAPIServer(filepath.Join(f.dir, "kwok", "clusters", m.name) + "/")
+		Expect(p).NotTo(BeNil(), "the kube-apiserver process of %s", m.name)
+		Expect(syscall.Kill(p.pid, syscall.SIGKILL)).To(Succeed())
+		Eventually(func() bool { return processGone(p.pid) }).WithTimeout(10*time.Second).Should(BeTrue(), "kube-apiserver of %s exited", m.name)
+		f.stopped[m.name] = p
+	}
+	Eventually(func() error { return m.client.List(ctx, &corev1.NodeList{}, client.Limit(1)) }).Should(HaveOccurred(), "%s stops answering", m.name)
+	GinkgoWriter.Printf("Stopped the kube-apiserver of %s\n", m.name)
+}
+
+// startAPIServer undoes stopAPIServer and waits until m answers again. It
+// does nothing when m's API server was not stopped.
+func (f *fleet) startAPIServer(m *member) {
+	GinkgoHelper()
+	if f.provider == providerKind {
+		f.runTool("docker", "exec", m.name+"-control-plane", "sh", "-c",
+			"[ ! -f /etc/kubernetes/kube-apiserver.yaml ] || mv /etc/kubernetes/kube-apiserver.yaml /etc/kubernetes/manifests/")
+	} else if p := f.stopped[m.name]; p != nil {
+		p.start()
+		delete(f.stopped, m.name)
+	}
+	Eventually(func() error { return m.client.List(ctx, &corev1.NodeList{}, client.Limit(1)) }).Should(Succeed(), "%s answers again", m.name)
+	GinkgoWriter.Printf("Started the kube-apiserver of %s again\n", m.name)
+}
+
+// process is a process of the fleet as it was started.
+type process struct {
+	pid  int
+	args []string
+	dir  string
+	log  string
+}
+
+// findAPIServer finds the kube-apiserver whose command line mentions dir.
+func findAPIServer(dir string) *process {
+	GinkgoHelper()
+	entries, err := os.ReadDir("/proc")
+	Expect(err).NotTo(HaveOccurred())
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !bytes.Contains(raw, []byte(dir)) {
+			continue
+		}
+		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
+		if filepath.Base(args[0]) != "kube-apiserver" {
+			continue
+		}
+		p := &process{pid: pid, args: args}
+		p.dir, _ = os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+		p.log, _ = os.Readlink(fmt.Sprintf("/proc/%d/fd/1", pid))
+		return p
+	}
+	return nil
+}
+
+// start starts the process again, detached like kwokctl starts it, so that
+// `hack/fleet.sh down` finds and stops it.
+func (p *process) start() {
+	GinkgoHelper()
+	cmd := exec.Command(p.args[0], p.args[1:]...)
+	cmd.Dir = p.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if p.log != "" {
+		out, err := os.OpenFile(p.log, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		Expect(err).NotTo(HaveOccurred())
+		defer out.Close()
+		cmd.Stdout, cmd.Stderr = out, out
+	}
+	Expect(cmd.Start()).To(Succeed())
+	go func() { _ = cmd.Wait() }()
+}
+
+// processGone tells whether pid has exited (a zombie has).
+func processGone(pid int) bool {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return err != nil || bytes.Contains(status, []byte("\nState:\tZ"))
+}
+
+// runTool runs a fleet tool (docker) and expects it to succeed. Its
+// output goes to FLEET_DIR/e2e-tools.log.
+func (f *fleet) runTool(name string, args ...string) {
+	GinkgoHelper()
+	out, err := os.OpenFile(filepath.Join(f.dir, "e2e-tools.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	Expect(err).NotTo(HaveOccurred())
+	defer out.Close()
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = out, out
+	Expect(cmd.Run()).To(Succeed(), "%s %s (output in %s)", name, strings.Join(args, " "), out.Name())
 }

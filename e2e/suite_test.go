@@ -98,9 +98,7 @@ var _ = JustAfterEach(func() {
 // fleetjob object in a member. The controller must run for ClusterJobs to
 // go: its finalizer empties the members first.
 var _ = AfterEach(func() {
-	if !hub.running() {
-		hub.start()
-	}
+	restoreFleet()
 	list := &fleetv1.ClusterJobList{}
 	Expect(f.hub.List(ctx, list, client.InNamespace(testNamespace))).To(Succeed())
 	for i := range list.Items {
@@ -130,3 +128,22 @@ var _ = ReportAfterEach(func(report SpecReport) {
 		dumpArtifacts(report, "after-cleanup")
 	}
 })
+
+// restoreFleet undoes what a spec that failed half-way may have left: a
+// member stopped or unregistered, the controller killed.
+func restoreFleet() {
+	GinkgoHelper()
+	for _, m := range f.members {
+		probe, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := m.client.List(probe, &corev1.NodeList{}, client.Limit(1))
+		cancel()
+		if err != nil {
+			GinkgoWriter.Printf("Starting %s again: %v\n", m.name, err)
+			f.startAPIServer(m)
+		}
+		f.register(m)
+	}
+	if !hub.running() {
+		hub.start()
+	}
+}
