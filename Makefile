@@ -187,6 +187,26 @@ demo: ## The main job: a local fleet, the hub controller, two registered members
 demo-down: ## Stop the demo's hub controller and delete the fleet.
 	$(FLEET_ENV) hack/demo.sh down
 
+##@ E2E
+
+# The e2e suite brings up its own fleet in E2E_FLEET_DIR (not .fleet/, so a
+# fleet of `make fleet-up` or `make demo` is never deleted by it), runs
+# ./e2e with the e2e build tag and always deletes that fleet at the end.
+# E2E_PROVIDER: kwok or kind; empty picks kind when `docker info` succeeds.
+E2E_PROVIDER ?=
+E2E_FLEET_DIR ?= /tmp/fleetjob-e2e
+
+.PHONY: e2e
+e2e: build ## Run the e2e suite on a fresh local fleet (E2E_PROVIDER=kwok|kind, E2E_FOCUS=regexp).
+	@provider="$${E2E_PROVIDER:-$$(FLEET_PROVIDER= hack/fleet.sh provider)}"; \
+	if [ "$$provider" = kind ]; then $(MAKE) --no-print-directory kind; else $(MAKE) --no-print-directory k8s-bins; fi; \
+	E2E_PROVIDER="$$provider" FLEET_DIR="$(E2E_FLEET_DIR)" FLEETJOB_HUB="$(LOCALBIN)/fleetjob-hub" \
+		$(FLEET_ENV) e2e/run.sh
+
+.PHONY: e2e-kind
+e2e-kind: ## Run the e2e suite on kind clusters (needs Docker), the hub controller deployed in the hub.
+	$(MAKE) e2e E2E_PROVIDER=kind
+
 ##@ Dependencies
 
 $(LOCALBIN):
