@@ -51,6 +51,15 @@ const (
 	// GroupAnnotation holds the name of the node's group.
 	GroupAnnotation = "fleetjob.io/group"
 
+	// RegistrationLabel, set to "true" on a hub Secret in the registration
+	// namespace, registers a member cluster; the Secret's name is the
+	// cluster's name. It is multicluster-runtime's kubeconfig-provider label,
+	// so existing registrations keep working.
+	RegistrationLabel = "sigs.k8s.io/multicluster-runtime-kubeconfig"
+	// KubeconfigKey is the registration Secret's data key holding the member
+	// kubeconfig.
+	KubeconfigKey = "kubeconfig"
+
 	// NamespaceAnnotation, on a cluster registration Secret, names the member
 	// namespace where fleetjob runs its Jobs (default DefaultWorkNamespace).
 	NamespaceAnnotation = "fleetjob.io/namespace"
@@ -63,4 +72,23 @@ const (
 	NodeNameEnv    = "FLEETJOB_NODE_NAME"
 	ClusterNameEnv = "FLEETJOB_CLUSTER_NAME"
 	GroupEnv       = "FLEETJOB_GROUP"
+)
+
+// Reasons on a cluster's status row about its connection, also used as
+// Warning event reasons on registration Secrets.
+const (
+	// ClusterReasonConnected: the hub reaches the cluster.
+	ClusterReasonConnected = "Connected"
+	// ClusterReasonConnecting: the hub is checking and engaging the cluster.
+	ClusterReasonConnecting = "Connecting"
+	// ClusterReasonInvalidRegistration: the registration Secret cannot be
+	// used (bad kubeconfig, bad namespace annotation) until it changes.
+	ClusterReasonInvalidRegistration = "InvalidRegistration"
+	// ClusterReasonForbidden: the registered credentials lack a permission
+	// fleetjob needs.
+	ClusterReasonForbidden = "Forbidden"
+	// ClusterReasonUnauthorized: the member rejects the credentials.
+	ClusterReasonUnauthorized = "Unauthorized"
+	// ClusterReasonUnreachable: the member's API server does not answer.
+	ClusterReasonUnreachable = "Unreachable"
 )

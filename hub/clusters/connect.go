@@ -40,6 +40,7 @@ import (
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/access"
 	"github.com/fleetjob/fleetjob/pkg/kubeconfig"
 )
 
@@ -61,34 +62,19 @@ func parseRegistration(s *corev1.Secret) (registration, error) {
 		}
 		reg.namespace = ns
 	}
-	data := s.Data[KubeconfigKey]
+	data := s.Data[fleetv1.KubeconfigKey]
 	if len(data) == 0 {
-		return reg, fmt.Errorf("data.%s is missing or empty", KubeconfigKey)
+		return reg, fmt.Errorf("data.%s is missing or empty", fleetv1.KubeconfigKey)
 	}
 	cfg, err := kubeconfig.Parse(data)
 	if err != nil {
-		return reg, fmt.Errorf("data.%s: %w", KubeconfigKey, err)
+		return reg, fmt.Errorf("data.%s: %w", fleetv1.KubeconfigKey, err)
 	}
 	h := sha256.New()
 	h.Write(data)
 	h.Write([]byte("\x00" + reg.namespace))
 	reg.config, reg.hash = cfg, hex.EncodeToString(h.Sum(nil))
 	return reg, nil
-}
-
-// requiredAccess is what the hub does in a member, and all it may need:
-// README's member RBAC lists the same.
-func requiredAccess(namespace string) []authorizationv1.ResourceAttributes {
-	var out []authorizationv1.ResourceAttributes
-	for _, verb := range []string{"get", "list", "watch", "create", "delete", "deletecollection"} {
-		out = append(out,
-			authorizationv1.ResourceAttributes{Namespace: namespace, Group: "batch", Resource: "jobs", Verb: verb},
-			authorizationv1.ResourceAttributes{Namespace: namespace, Resource: "configmaps", Verb: verb})
-	}
-	for _, verb := range []string{"get", "list", "watch"} {
-		out = append(out, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})
-	}
-	return out
 }
 
 // checkAccess asks the member whether the registered identity may do what
@@ -100,14 +86,14 @@ func checkAccess(ctx context.Context, cfg *rest.Config, namespace string) error 
 		return err
 	}
 	var denied []string
-	for _, attrs := range requiredAccess(namespace) {
+	for _, attrs := range access.Required(namespace) {
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
 		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
 			return err
 		}
 		if !got.Status.Allowed {
-			denied = append(denied, describe(attrs))
+			denied = append(denied, access.Describe(attrs))
 		}
 	}
 	if len(denied) > 0 {
@@ -120,17 +106,6 @@ type accessError struct{ denied []string }
 
 func (e *accessError) Error() string {
 	return "the registered credentials may not: " + strings.Join(e.denied, "; ")
-}
-
-func describe(a authorizationv1.ResourceAttributes) string {
-	res := a.Resource
-	if a.Group != "" {
-		res += "." + a.Group
-	}
-	if a.Namespace != "" {
-		return fmt.Sprintf("%s %s in namespace %s", a.Verb, res, a.Namespace)
-	}
-	return a.Verb + " " + res
 }
 
 // clusterOptions scope a member's caches to what fleetjob owns: its Jobs and
@@ -230,11 +205,11 @@ func classify(err error) string {
 	var access *accessError
 	switch {
 	case errors.As(err, &access), apierrors.IsForbidden(err):
-		return ReasonForbidden
+		return fleetv1.ClusterReasonForbidden
 	case apierrors.IsUnauthorized(err):
-		return ReasonUnauthorized
+		return fleetv1.ClusterReasonUnauthorized
 	default:
-		return ReasonUnreachable
+		return fleetv1.ClusterReasonUnreachable
 	}
 }
 

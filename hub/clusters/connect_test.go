@@ -28,8 +28,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -55,12 +53,12 @@ func TestParseRegistration(t *testing.T) {
 		"default namespace": {
 			secret:        makeSecret(testName, good).Label("env", "prod").Obj(),
 			wantNamespace: fleetv1.DefaultWorkNamespace,
-			wantLabels:    map[string]string{RegistrationLabel: "true", "env": "prod"},
+			wantLabels:    map[string]string{fleetv1.RegistrationLabel: "true", "env": "prod"},
 		},
 		"namespace annotation": {
 			secret:        makeSecret(testName, good).Annotation(fleetv1.NamespaceAnnotation, "team-a").Obj(),
 			wantNamespace: "team-a",
-			wantLabels:    map[string]string{RegistrationLabel: "true"},
+			wantLabels:    map[string]string{fleetv1.RegistrationLabel: "true"},
 		},
 		"invalid namespace annotation": {
 			secret:    makeSecret(testName, good).Annotation(fleetv1.NamespaceAnnotation, "Team_A").Obj(),
@@ -71,7 +69,7 @@ func TestParseRegistration(t *testing.T) {
 			wantError: `annotation fleetjob.io/namespace: "" is not a valid namespace name`,
 		},
 		"missing kubeconfig": {
-			secret:    makeSecret(testName, good).WithoutData(KubeconfigKey).Obj(),
+			secret:    makeSecret(testName, good).WithoutData(fleetv1.KubeconfigKey).Obj(),
 			wantError: "data.kubeconfig is missing or empty",
 		},
 		"empty kubeconfig": {
@@ -79,7 +77,7 @@ func TestParseRegistration(t *testing.T) {
 			wantError: "data.kubeconfig is missing or empty",
 		},
 		"kubeconfig under another key": {
-			secret:    makeSecret(testName, good).WithoutData(KubeconfigKey).WithData("config", good).Obj(),
+			secret:    makeSecret(testName, good).WithoutData(fleetv1.KubeconfigKey).WithData("config", good).Obj(),
 			wantError: "data.kubeconfig is missing or empty",
 		},
 		"not a kubeconfig": {
@@ -141,13 +139,13 @@ func TestParseRegistrationHash(t *testing.T) {
 			secret: base().Annotation("example.com/owner", "team-a").Obj(),
 		},
 		"token rotated": {
-			secret: base().WithData(KubeconfigKey, kubeconfigData(t, func(c *clientcmdapi.Config) {
+			secret: base().WithData(fleetv1.KubeconfigKey, kubeconfigData(t, func(c *clientcmdapi.Config) {
 				c.AuthInfos["u"].Token = "token-2"
 			})).Obj(),
 			wantChange: true,
 		},
 		"server moved": {
-			secret: base().WithData(KubeconfigKey, kubeconfigData(t, func(c *clientcmdapi.Config) {
+			secret: base().WithData(fleetv1.KubeconfigKey, kubeconfigData(t, func(c *clientcmdapi.Config) {
 				c.Clusters["c"].Server = "https://10.0.0.2:6443"
 			})).Obj(),
 			wantChange: true,
@@ -188,50 +186,6 @@ func TestParseRegistrationKeepsData(t *testing.T) {
 	}
 }
 
-func TestRequiredAccess(t *testing.T) {
-	const ns = "team-a"
-	var want []authorizationv1.ResourceAttributes
-	for _, verb := range []string{"get", "list", "watch", "create", "delete", "deletecollection"} {
-		want = append(want,
-			authorizationv1.ResourceAttributes{Namespace: ns, Group: "batch", Resource: "jobs", Verb: verb},
-			authorizationv1.ResourceAttributes{Namespace: ns, Resource: "configmaps", Verb: verb})
-	}
-	for _, verb := range []string{"get", "list", "watch"} {
-		want = append(want, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})
-	}
-	byString := cmpopts.SortSlices(func(a, b authorizationv1.ResourceAttributes) bool { return a.String() < b.String() })
-	if diff := cmp.Diff(want, requiredAccess(ns), byString); diff != "" {
-		t.Errorf("requiredAccess() (-want +got):\n%s", diff)
-	}
-}
-
-func TestDescribe(t *testing.T) {
-	testCases := map[string]struct {
-		attrs authorizationv1.ResourceAttributes
-		want  string
-	}{
-		"namespaced, named group": {
-			attrs: authorizationv1.ResourceAttributes{Namespace: "team-a", Group: "batch", Resource: "jobs", Verb: "deletecollection"},
-			want:  "deletecollection jobs.batch in namespace team-a",
-		},
-		"namespaced, core group": {
-			attrs: authorizationv1.ResourceAttributes{Namespace: "team-a", Resource: "configmaps", Verb: "create"},
-			want:  "create configmaps in namespace team-a",
-		},
-		"cluster scoped": {
-			attrs: authorizationv1.ResourceAttributes{Resource: "nodes", Verb: "watch"},
-			want:  "watch nodes",
-		},
-	}
-	for name, tc := range testCases {
-		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, describe(tc.attrs)); diff != "" {
-				t.Errorf("describe() (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestAccessErrorNamesEveryDenial(t *testing.T) {
 	denied := []string{"list jobs.batch in namespace team-a", "watch nodes"}
 	msg := (&accessError{denied: denied}).Error()
@@ -250,43 +204,43 @@ func TestClassify(t *testing.T) {
 	}{
 		"access denied": {
 			err:  &accessError{denied: []string{"list nodes"}},
-			want: ReasonForbidden,
+			want: fleetv1.ClusterReasonForbidden,
 		},
 		"access denied, wrapped": {
 			err:  fmt.Errorf("checking access: %w", &accessError{denied: []string{"list nodes"}}),
-			want: ReasonForbidden,
+			want: fleetv1.ClusterReasonForbidden,
 		},
 		"API Forbidden": {
 			err:  apierrors.NewForbidden(jobs, "", errors.New("no RBAC policy matched")),
-			want: ReasonForbidden,
+			want: fleetv1.ClusterReasonForbidden,
 		},
 		"API Forbidden, wrapped": {
 			err:  fmt.Errorf("syncing *v1.Job: %w", apierrors.NewForbidden(jobs, "", errors.New("no RBAC policy matched"))),
-			want: ReasonForbidden,
+			want: fleetv1.ClusterReasonForbidden,
 		},
 		"Unauthorized": {
 			err:  apierrors.NewUnauthorized("token expired"),
-			want: ReasonUnauthorized,
+			want: fleetv1.ClusterReasonUnauthorized,
 		},
 		"connection refused": {
 			err:  &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED},
-			want: ReasonUnreachable,
+			want: fleetv1.ClusterReasonUnreachable,
 		},
 		"deadline": {
 			err:  context.DeadlineExceeded,
-			want: ReasonUnreachable,
+			want: fleetv1.ClusterReasonUnreachable,
 		},
 		"engage timeout": {
 			err:  fmt.Errorf("engaging timed out: %w", context.DeadlineExceeded),
-			want: ReasonUnreachable,
+			want: fleetv1.ClusterReasonUnreachable,
 		},
 		"server error": {
 			err:  apierrors.NewInternalError(errors.New("etcd down")),
-			want: ReasonUnreachable,
+			want: fleetv1.ClusterReasonUnreachable,
 		},
 		"cache sync": {
 			err:  errors.New("caches did not sync within the connect timeout"),
-			want: ReasonUnreachable,
+			want: fleetv1.ClusterReasonUnreachable,
 		},
 	}
 	for name, tc := range testCases {

@@ -40,25 +40,6 @@ import (
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 )
 
-// Registration labels and keys, the same as multicluster-runtime's kubeconfig
-// provider so existing registrations keep working.
-const (
-	// RegistrationLabel marks a hub Secret as a member registration.
-	RegistrationLabel = "sigs.k8s.io/multicluster-runtime-kubeconfig"
-	// KubeconfigKey is the Secret data key holding the member kubeconfig.
-	KubeconfigKey = "kubeconfig"
-)
-
-// Reasons on a member's row, CamelCase for conditions and events.
-const (
-	ReasonConnected           = "Connected"
-	ReasonConnecting          = "Connecting"
-	ReasonInvalidRegistration = "InvalidRegistration"
-	ReasonForbidden           = "Forbidden"
-	ReasonUnauthorized        = "Unauthorized"
-	ReasonUnreachable         = "Unreachable"
-)
-
 // Options configure how the hub talks to members.
 type Options struct {
 	// Namespace is the hub namespace holding registration Secrets.

@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -121,8 +123,8 @@ func TestMembers(t *testing.T) {
 	var gotLabels []map[string]string
 	for _, m := range p.Members() {
 		gotLabels = append(gotLabels, m.Labels)
-		if m.Reason != ReasonConnecting {
-			t.Errorf("Members() %s reason = %q, want %q", m.Name, m.Reason, ReasonConnecting)
+		if m.Reason != fleetv1.ClusterReasonConnecting {
+			t.Errorf("Members() %s reason = %q, want %q", m.Name, m.Reason, fleetv1.ClusterReasonConnecting)
 		}
 	}
 	if diff := cmp.Diff(wantLabels, gotLabels); diff != "" {

@@ -20,6 +20,8 @@ import (
 	"context"
 	"fmt"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/ptr"
@@ -69,14 +71,14 @@ func (r *secretReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	// Unlike the stock provider, removing the label unregisters the member.
-	if !secret.DeletionTimestamp.IsZero() || secret.Labels[RegistrationLabel] != "true" {
+	if !secret.DeletionTimestamp.IsZero() || secret.Labels[fleetv1.RegistrationLabel] != "true" {
 		p.remove(req.Name)
 		return ctrl.Result{}, nil
 	}
 	reg, err := parseRegistration(secret)
 	if err != nil {
 		p.invalid(reg, err)
-		r.warn(secret, ReasonInvalidRegistration, err)
+		r.warn(secret, fleetv1.ClusterReasonInvalidRegistration, err)
 		return ctrl.Result{}, nil // nothing to retry until the Secret changes
 	}
 	if p.upsert(reg) {

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"time"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,7 +43,7 @@ func (p *Provider) upsert(reg registration) (upToDate bool) {
 	defer p.mu.Unlock()
 	m, ok := p.members[reg.name]
 	if !ok {
-		m = &member{snapshot: Member{Name: reg.name, Reason: ReasonConnecting, Message: "connecting", UnreachableSince: p.now()}}
+		m = &member{snapshot: Member{Name: reg.name, Reason: fleetv1.ClusterReasonConnecting, Message: "connecting", UnreachableSince: p.now()}}
 		p.members[reg.name] = m
 		defer p.notifier.notify(reg.name)
 	}
@@ -73,7 +75,7 @@ func (p *Provider) invalid(reg registration, err error) {
 	m.cluster, m.cancel, m.hash = nil, nil, ""
 	m.snapshot.Engaged = false
 	m.snapshot.Labels, m.snapshot.Namespace = reg.labels, reg.namespace
-	p.setUnreachable(m, ReasonInvalidRegistration, err.Error())
+	p.setUnreachable(m, fleetv1.ClusterReasonInvalidRegistration, err.Error())
 	p.notifier.notify(reg.name)
 }
 
@@ -153,7 +155,7 @@ func (p *Provider) probed(name string, cl cluster.Cluster, err error) {
 
 func (p *Provider) setReachable(m *member) {
 	m.attempts = 0
-	m.snapshot.Reachable, m.snapshot.Reason, m.snapshot.Message = true, ReasonConnected, ""
+	m.snapshot.Reachable, m.snapshot.Reason, m.snapshot.Message = true, fleetv1.ClusterReasonConnected, ""
 	m.snapshot.LastReachable, m.snapshot.UnreachableSince = p.now(), time.Time{}
 }
 

@@ -25,6 +25,8 @@ import (
 	"testing"
 	"time"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,14 +54,14 @@ func testReg(hash string, labels map[string]string) registration {
 func engagedMember(cl cluster.Cluster, stop context.CancelFunc) *member {
 	return &member{hash: "h1", cluster: cl, cancel: stop, snapshot: Member{
 		Name: testName, Labels: map[string]string{"env": "prod"}, Namespace: testNamespace,
-		Engaged: true, Reachable: true, Reason: ReasonConnected, LastReachable: t0,
+		Engaged: true, Reachable: true, Reason: fleetv1.ClusterReasonConnected, LastReachable: t0,
 	}}
 }
 
 // connectingMember is testName first seen at t0 and not yet connected.
 func connectingMember() Member {
 	return Member{Name: testName, Labels: map[string]string{"env": "prod"}, Namespace: testNamespace,
-		Reason: ReasonConnecting, Message: "connecting", UnreachableSince: t0}
+		Reason: fleetv1.ClusterReasonConnecting, Message: "connecting", UnreachableSince: t0}
 }
 
 // step is one transition of a sequence, at a time after t0, and what the
@@ -178,11 +180,11 @@ func TestUpsert(t *testing.T) {
 		"not engaged, same kubeconfig": {
 			existing: &member{hash: "h1", attempts: 2, snapshot: Member{
 				Name: testName, Labels: prod, Namespace: testNamespace,
-				Reason: ReasonUnreachable, Message: refusedMessage, UnreachableSince: at(-time.Minute),
+				Reason: fleetv1.ClusterReasonUnreachable, Message: refusedMessage, UnreachableSince: at(-time.Minute),
 			}},
 			reg: testReg("h1", prod),
 			wantMember: Member{Name: testName, Labels: prod, Namespace: testNamespace,
-				Reason: ReasonUnreachable, Message: refusedMessage, UnreachableSince: at(-time.Minute)},
+				Reason: fleetv1.ClusterReasonUnreachable, Message: refusedMessage, UnreachableSince: at(-time.Minute)},
 		},
 	}
 	for name, tc := range testCases {
@@ -211,21 +213,21 @@ func TestInvalid(t *testing.T) {
 	}{
 		"new registration": {
 			wantMember: Member{Name: testName, Labels: map[string]string{"env": "prod"}, Namespace: testNamespace,
-				Reason: ReasonInvalidRegistration, Message: errInvalid.Error(), UnreachableSince: at(time.Minute)},
+				Reason: fleetv1.ClusterReasonInvalidRegistration, Message: errInvalid.Error(), UnreachableSince: at(time.Minute)},
 		},
 		"engaged member": {
 			existing: func(stop context.CancelFunc) *member { return engagedMember(c1, stop) },
 			wantMember: Member{Name: testName, Labels: map[string]string{"env": "prod"}, Namespace: testNamespace,
-				Reason: ReasonInvalidRegistration, Message: errInvalid.Error(), LastReachable: t0, UnreachableSince: at(time.Minute)},
+				Reason: fleetv1.ClusterReasonInvalidRegistration, Message: errInvalid.Error(), LastReachable: t0, UnreachableSince: at(time.Minute)},
 			wantCancels: 1,
 		},
 		"unreachable since earlier": {
 			existing: func(context.CancelFunc) *member {
 				return &member{hash: "h1", snapshot: Member{Name: testName, Namespace: testNamespace,
-					Reason: ReasonUnreachable, Message: refusedMessage, UnreachableSince: at(-time.Hour)}}
+					Reason: fleetv1.ClusterReasonUnreachable, Message: refusedMessage, UnreachableSince: at(-time.Hour)}}
 			},
 			wantMember: Member{Name: testName, Labels: map[string]string{"env": "prod"}, Namespace: testNamespace,
-				Reason: ReasonInvalidRegistration, Message: errInvalid.Error(), UnreachableSince: at(-time.Hour)},
+				Reason: fleetv1.ClusterReasonInvalidRegistration, Message: errInvalid.Error(), UnreachableSince: at(-time.Hour)},
 		},
 	}
 	for name, tc := range testCases {
@@ -266,23 +268,23 @@ func TestFailed(t *testing.T) {
 	}
 	attempts := func(p *Provider) any { return p.members[testName].attempts }
 	steps := []step{
-		{name: "registered", do: upsert, wantResult: false, wantMember: unreachable(ReasonConnecting, "connecting"), wantChanges: []string{testName}},
+		{name: "registered", do: upsert, wantResult: false, wantMember: unreachable(fleetv1.ClusterReasonConnecting, "connecting"), wantChanges: []string{testName}},
 		{name: "refused", at: time.Second, do: failed(errRefused), wantResult: 2 * time.Second,
-			wantMember: unreachable(ReasonUnreachable, refusedMessage), wantChanges: []string{testName}},
+			wantMember: unreachable(fleetv1.ClusterReasonUnreachable, refusedMessage), wantChanges: []string{testName}},
 		{name: "refused again", at: 3 * time.Second, do: failed(errRefused), wantResult: 4 * time.Second,
-			wantMember: unreachable(ReasonUnreachable, refusedMessage)},
+			wantMember: unreachable(fleetv1.ClusterReasonUnreachable, refusedMessage)},
 		{name: "attempts", at: 3 * time.Second, do: attempts, wantResult: 2,
-			wantMember: unreachable(ReasonUnreachable, refusedMessage)},
+			wantMember: unreachable(fleetv1.ClusterReasonUnreachable, refusedMessage)},
 		{name: "forbidden", at: 7 * time.Second, do: failed(errForbidden), wantResult: 8 * time.Second,
-			wantMember: unreachable(ReasonForbidden, errForbidden.Error()), wantChanges: []string{testName}},
+			wantMember: unreachable(fleetv1.ClusterReasonForbidden, errForbidden.Error()), wantChanges: []string{testName}},
 		{name: "access denied", at: 15 * time.Second, do: failed(errDenied), wantResult: 16 * time.Second,
-			wantMember: unreachable(ReasonForbidden, errDenied.Error()), wantChanges: []string{testName}},
+			wantMember: unreachable(fleetv1.ClusterReasonForbidden, errDenied.Error()), wantChanges: []string{testName}},
 		{name: "unauthorized", at: 31 * time.Second, do: failed(errUnauthorized), wantResult: 32 * time.Second,
-			wantMember: unreachable(ReasonUnauthorized, errUnauthorized.Error()), wantChanges: []string{testName}},
+			wantMember: unreachable(fleetv1.ClusterReasonUnauthorized, errUnauthorized.Error()), wantChanges: []string{testName}},
 		{name: "long message", at: time.Minute, do: failed(long), wantResult: 64 * time.Second,
-			wantMember: unreachable(ReasonUnreachable, strings.Repeat("x", 477)+"..."), wantChanges: []string{testName}},
+			wantMember: unreachable(fleetv1.ClusterReasonUnreachable, strings.Repeat("x", 477)+"..."), wantChanges: []string{testName}},
 		{name: "attempts", at: time.Minute, do: attempts, wantResult: 6,
-			wantMember: unreachable(ReasonUnreachable, strings.Repeat("x", 477)+"...")},
+			wantMember: unreachable(fleetv1.ClusterReasonUnreachable, strings.Repeat("x", 477)+"...")},
 		{name: "removed meanwhile", at: 2 * time.Minute, do: func(p *Provider) any { p.remove(testName); return p.failed(testName, errRefused) },
 			wantResult: 2 * time.Second, wantChanges: []string{testName}},
 	}
@@ -298,7 +300,7 @@ func TestFailedWhileEngaged(t *testing.T) {
 	p := newTestProvider(clk)
 	p.members[testName] = engagedMember(c1, nil)
 	want := engagedMember(c1, nil).snapshot
-	want.Reachable, want.Reason, want.Message, want.UnreachableSince = false, ReasonForbidden, errDenied.Error(), at(time.Minute)
+	want.Reachable, want.Reason, want.Message, want.UnreachableSince = false, fleetv1.ClusterReasonForbidden, errDenied.Error(), at(time.Minute)
 	runSteps(t, p, clk, []step{
 		{name: "forbidden", at: time.Minute, do: func(p *Provider) any { return p.failed(testName, errDenied) },
 			wantResult: 2 * time.Second, wantMember: &want, wantCluster: c1, wantChanges: []string{testName}},
@@ -324,28 +326,28 @@ func TestProbed(t *testing.T) {
 	const none = -1 // no UnreachableSince
 	steps := []step{
 		{name: "answers", at: 10 * time.Second, do: probed(testName, c1, nil),
-			wantMember: state(true, ReasonConnected, "", 10*time.Second, none), wantCluster: c1},
+			wantMember: state(true, fleetv1.ClusterReasonConnected, "", 10*time.Second, none), wantCluster: c1},
 		{name: "refused", at: 20 * time.Second, do: probed(testName, c1, errRefused),
-			wantMember: state(false, ReasonUnreachable, refusedMessage, 10*time.Second, 20*time.Second), wantCluster: c1,
+			wantMember: state(false, fleetv1.ClusterReasonUnreachable, refusedMessage, 10*time.Second, 20*time.Second), wantCluster: c1,
 			wantChanges: []string{testName}},
 		{name: "refused again", at: 30 * time.Second, do: probed(testName, c1, errRefused),
-			wantMember: state(false, ReasonUnreachable, refusedMessage, 10*time.Second, 20*time.Second), wantCluster: c1},
+			wantMember: state(false, fleetv1.ClusterReasonUnreachable, refusedMessage, 10*time.Second, 20*time.Second), wantCluster: c1},
 		{name: "unauthorized", at: 40 * time.Second, do: probed(testName, c1, errUnauthorized),
-			wantMember: state(false, ReasonUnauthorized, errUnauthorized.Error(), 10*time.Second, 20*time.Second), wantCluster: c1,
+			wantMember: state(false, fleetv1.ClusterReasonUnauthorized, errUnauthorized.Error(), 10*time.Second, 20*time.Second), wantCluster: c1,
 			wantChanges: []string{testName}},
 		{name: "stale cluster answers", at: 50 * time.Second, do: probed(testName, stale, nil),
-			wantMember: state(false, ReasonUnauthorized, errUnauthorized.Error(), 10*time.Second, 20*time.Second), wantCluster: c1},
+			wantMember: state(false, fleetv1.ClusterReasonUnauthorized, errUnauthorized.Error(), 10*time.Second, 20*time.Second), wantCluster: c1},
 		{name: "other member", at: 50 * time.Second, do: probed("member-b", c1, nil),
-			wantMember: state(false, ReasonUnauthorized, errUnauthorized.Error(), 10*time.Second, 20*time.Second), wantCluster: c1},
+			wantMember: state(false, fleetv1.ClusterReasonUnauthorized, errUnauthorized.Error(), 10*time.Second, 20*time.Second), wantCluster: c1},
 		{name: "back", at: 60 * time.Second, do: probed(testName, c1, nil),
-			wantMember: state(true, ReasonConnected, "", 60*time.Second, none), wantCluster: c1,
+			wantMember: state(true, fleetv1.ClusterReasonConnected, "", 60*time.Second, none), wantCluster: c1,
 			wantChanges: []string{testName}},
 		{name: "still there", at: 70 * time.Second, do: probed(testName, c1, nil),
-			wantMember: state(true, ReasonConnected, "", 70*time.Second, none), wantCluster: c1},
+			wantMember: state(true, fleetv1.ClusterReasonConnected, "", 70*time.Second, none), wantCluster: c1},
 		{name: "stale cluster fails", at: 80 * time.Second, do: probed(testName, stale, errRefused),
-			wantMember: state(true, ReasonConnected, "", 70*time.Second, none), wantCluster: c1},
+			wantMember: state(true, fleetv1.ClusterReasonConnected, "", 70*time.Second, none), wantCluster: c1},
 		{name: "timeout", at: 90 * time.Second, do: probed(testName, c1, context.DeadlineExceeded),
-			wantMember: state(false, ReasonUnreachable, context.DeadlineExceeded.Error(), 70*time.Second, 90*time.Second), wantCluster: c1,
+			wantMember: state(false, fleetv1.ClusterReasonUnreachable, context.DeadlineExceeded.Error(), 70*time.Second, 90*time.Second), wantCluster: c1,
 			wantChanges: []string{testName}},
 	}
 	clk := &fakeClock{t: t0}
@@ -366,12 +368,12 @@ func TestConnectTransitions(t *testing.T) {
 	reg2 := registration{name: testName, labels: prod, namespace: "team-b", hash: "h2"}
 	engaged := func(namespace string, lastReachable time.Duration) *Member {
 		return &Member{Name: testName, Labels: prod, Namespace: namespace, Engaged: true, Reachable: true,
-			Reason: ReasonConnected, LastReachable: at(lastReachable)}
+			Reason: fleetv1.ClusterReasonConnected, LastReachable: at(lastReachable)}
 	}
 	installed := func(m *Member) *Member { m.Engaged = false; return m }
 	refused := func() *Member {
 		m := connectingMember()
-		m.Reason, m.Message = ReasonUnreachable, refusedMessage
+		m.Reason, m.Message = fleetv1.ClusterReasonUnreachable, refusedMessage
 		return &m
 	}
 	stops := func() any { return []int{stop1.calls, stop2.calls} }

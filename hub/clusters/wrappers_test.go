@@ -21,6 +21,8 @@ import (
 	"testing"
 	"time"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -110,8 +112,8 @@ type secretWrapper struct{ corev1.Secret }
 // kubeconfig in data.kubeconfig.
 func makeSecret(name string, kubeconfig []byte) *secretWrapper {
 	return &secretWrapper{corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace, Labels: map[string]string{RegistrationLabel: "true"}},
-		Data:       map[string][]byte{KubeconfigKey: kubeconfig},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNamespace, Labels: map[string]string{fleetv1.RegistrationLabel: "true"}},
+		Data:       map[string][]byte{fleetv1.KubeconfigKey: kubeconfig},
 	}}
 }
 

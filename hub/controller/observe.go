@@ -53,7 +53,7 @@ func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob)
 	}
 	secrets := &corev1.SecretList{}
 	if err := r.Hub.List(ctx, secrets, client.InNamespace(r.Options.RegistrationNamespace),
-		client.MatchingLabels{clusters.RegistrationLabel: "true"}); err != nil {
+		client.MatchingLabels{fleetv1.RegistrationLabel: "true"}); err != nil {
 		return nil, fmt.Errorf("listing registrations: %w", err)
 	}
 	var names []string

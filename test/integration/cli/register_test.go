@@ -34,7 +34,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/pkg/kubeconfig"
 )
 
@@ -126,7 +125,7 @@ func registrationSecret(name string) *corev1.Secret {
 
 func registrations() []string {
 	list := &corev1.SecretList{}
-	Expect(hubC.List(ctx, list, client.InNamespace(registrationNamespace), client.MatchingLabels{clusters.RegistrationLabel: "true"})).To(Succeed())
+	Expect(hubC.List(ctx, list, client.InNamespace(registrationNamespace), client.MatchingLabels{fleetv1.RegistrationLabel: "true"})).To(Succeed())
 	var names []string
 	for _, s := range list.Items {
 		names = append(names, s.Name)
@@ -174,7 +173,7 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		Expect(r.out).To(ContainSubstring("# member cluster (context member)"))
 		Expect(r.out).To(ContainSubstring("# hub cluster"))
 		secret := objs[6]
-		Expect(secret.GetLabels()).To(Equal(map[string]string{clusters.RegistrationLabel: "true", "env": "test"}))
+		Expect(secret.GetLabels()).To(Equal(map[string]string{fleetv1.RegistrationLabel: "true", "env": "test"}))
 		kc, _, _ := unstructured.NestedString(secret.Object, "stringData", "kubeconfig")
 		Expect(kc).To(ContainSubstring("token: <minted at apply time>"))
 		_, err := kubeconfig.Parse([]byte(kc))
@@ -209,9 +208,9 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		Expect(r.out).To(ContainSubstring("15 permissions granted"))
 
 		s := registrationSecret("m1")
-		Expect(s.Labels).To(Equal(map[string]string{clusters.RegistrationLabel: "true", "env": "test", "tier": "gold"}))
+		Expect(s.Labels).To(Equal(map[string]string{fleetv1.RegistrationLabel: "true", "env": "test", "tier": "gold"}))
 		Expect(s.Annotations).To(HaveKeyWithValue(fleetv1.NamespaceAnnotation, workNamespace))
-		raw, err := clientcmd.Load(s.Data[clusters.KubeconfigKey])
+		raw, err := clientcmd.Load(s.Data[fleetv1.KubeconfigKey])
 		Expect(err).NotTo(HaveOccurred())
 		user := raw.AuthInfos[raw.Contexts[raw.CurrentContext].AuthInfo]
 		Expect(user.Token).NotTo(BeEmpty())
@@ -222,7 +221,7 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 	})
 
 	It("stores a kubeconfig the hub accepts, that may list Jobs in the work namespace and not Secrets", func() {
-		cfg, err := kubeconfig.Parse(registrationSecret("m1").Data[clusters.KubeconfigKey])
+		cfg, err := kubeconfig.Parse(registrationSecret("m1").Data[fleetv1.KubeconfigKey])
 		Expect(err).NotTo(HaveOccurred())
 		c, err := client.New(cfg, client.Options{Scheme: scheme})
 		Expect(err).NotTo(HaveOccurred())
@@ -270,14 +269,14 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		after := registrationSecret("m1")
 		Expect(after.Labels).To(Equal(secretBefore.Labels))
 		Expect(after.Annotations).To(Equal(secretBefore.Annotations))
-		Expect(after.Data[clusters.KubeconfigKey]).NotTo(Equal(secretBefore.Data[clusters.KubeconfigKey]), "the token is new")
+		Expect(after.Data[fleetv1.KubeconfigKey]).NotTo(Equal(secretBefore.Data[fleetv1.KubeconfigKey]), "the token is new")
 	})
 
 	It("takes the member's own kubeconfig with --member-kubeconfig, and the hub's address with --server", func() {
 		r := run("register", "m2", "--member-kubeconfig", memberKubeconfig, "--work-namespace", "fleetjob-m2", "--server", "https://m2.fleet.internal:6443")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(ContainSubstring("https://m2.fleet.internal:6443"))
-		raw, err := clientcmd.Load(registrationSecret("m2").Data[clusters.KubeconfigKey])
+		raw, err := clientcmd.Load(registrationSecret("m2").Data[fleetv1.KubeconfigKey])
 		Expect(err).NotTo(HaveOccurred())
 		Expect(raw.Clusters[raw.Contexts[raw.CurrentContext].Cluster].Server).To(Equal("https://m2.fleet.internal:6443"))
 		Expect(registrationSecret("m2").Annotations).To(HaveKeyWithValue(fleetv1.NamespaceAnnotation, "fleetjob-m2"))
@@ -311,7 +310,7 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		}{
 			{[]string{"register", "Bad_Name", "--member-context", "member"}, "not a valid Secret name"},
 			{[]string{"register", "m3", "--member-context", "member", "--label", "novalue"}, `--label "novalue": want key=value`},
-			{[]string{"register", "m3", "--member-context", "member", "--label", clusters.RegistrationLabel + "=false"}, "set by register itself"},
+			{[]string{"register", "m3", "--member-context", "member", "--label", fleetv1.RegistrationLabel + "=false"}, "set by register itself"},
 			{[]string{"register", "m3", "--member-context", "member", "--server", "http://m3:6443"}, "not https"},
 			{[]string{"register", "m3", "--member-context", "member", "--token-duration", "1m"}, "--token-duration"},
 			{[]string{"register", "m3"}, "--member-context is required"},

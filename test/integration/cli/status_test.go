@@ -32,7 +32,6 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/cli"
-	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 	"github.com/fleetjob/fleetjob/spoke"
 	"github.com/fleetjob/fleetjob/test/util/wrappers"
@@ -231,8 +230,8 @@ var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 	It("lists registered clusters, probing each with its registered credentials", func() {
 		marker := GinkgoT().TempDir() + "/plugin-ran"
 		broken := &corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: "broken", Namespace: registrationNamespace, Labels: map[string]string{clusters.RegistrationLabel: "true"}},
-			Data: map[string][]byte{clusters.KubeconfigKey: fmt.Appendf(nil, `apiVersion: v1
+			ObjectMeta: metav1.ObjectMeta{Name: "broken", Namespace: registrationNamespace, Labels: map[string]string{fleetv1.RegistrationLabel: "true"}},
+			Data: map[string][]byte{fleetv1.KubeconfigKey: fmt.Appendf(nil, `apiVersion: v1
 kind: Config
 current-context: m
 contexts: [{name: m, context: {cluster: m, user: m}}]

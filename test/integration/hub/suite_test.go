@@ -213,13 +213,13 @@ func register(m *member, user envtest.User, labels map[string]string) {
 }
 
 func registerKubeconfig(name string, kubeconfig []byte, labels map[string]string) {
-	l := map[string]string{clusters.RegistrationLabel: "true"}
+	l := map[string]string{fleetv1.RegistrationLabel: "true"}
 	for k, v := range labels {
 		l[k] = v
 	}
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: workNamespace, Labels: l},
-		Data:       map[string][]byte{clusters.KubeconfigKey: kubeconfig},
+		Data:       map[string][]byte{fleetv1.KubeconfigKey: kubeconfig},
 	}
 	Expect(hubC.Create(ctx, secret)).To(Succeed())
 }

@@ -24,6 +24,9 @@ import (
 	"sync"
 	"time"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/access"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,7 +36,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/member"
-	"github.com/fleetjob/fleetjob/hub/clusters"
 )
 
 // ClusterInfo is one registered cluster as seen from here, with the
@@ -85,18 +87,18 @@ func Probe(ctx context.Context, s *corev1.Secret) ClusterInfo {
 	r, err := Read(s)
 	info := ClusterInfo{Name: s.Name, Labels: r.Labels, Namespace: r.Namespace}
 	if err != nil {
-		return info.failed(clusters.ReasonInvalidRegistration, err)
+		return info.failed(fleetv1.ClusterReasonInvalidRegistration, err)
 	}
 	cfg, err := r.RESTConfig()
 	if err != nil {
-		return info.failed(clusters.ReasonInvalidRegistration, err)
+		return info.failed(fleetv1.ClusterReasonInvalidRegistration, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, ProbeTimeout)
 	defer cancel()
 	cfg.Timeout = ProbeTimeout
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return info.failed(clusters.ReasonInvalidRegistration, err)
+		return info.failed(fleetv1.ClusterReasonInvalidRegistration, err)
 	}
 	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
 	if err != nil {
@@ -107,12 +109,12 @@ func Probe(ctx context.Context, s *corev1.Secret) ClusterInfo {
 	if json.Unmarshal(raw, &v) == nil {
 		info.Version = v.GitVersion
 	}
-	_, denied, err := member.Review(ctx, cs, member.Required(r.Namespace))
+	_, denied, err := member.Review(ctx, cs, access.Required(r.Namespace))
 	if err != nil {
 		return info.classify(err)
 	}
 	if len(denied) > 0 {
-		return info.failed(clusters.ReasonForbidden, fmt.Errorf("the registered credentials may not %s", member.DescribeAll(denied)))
+		return info.failed(fleetv1.ClusterReasonForbidden, fmt.Errorf("the registered credentials may not %s", access.DescribeAll(denied)))
 	}
 	n, err := countNodes(ctx, cfg)
 	if err != nil {
@@ -134,16 +136,16 @@ func (i ClusterInfo) classify(err error) ClusterInfo {
 	switch {
 	case apierrors.IsUnauthorized(err):
 		i.Reachable = true
-		return i.failed(clusters.ReasonUnauthorized, fmt.Errorf("the member rejected the registered credentials (an expired token? re-run kubectl fleetjob register): %w", err))
+		return i.failed(fleetv1.ClusterReasonUnauthorized, fmt.Errorf("the member rejected the registered credentials (an expired token? re-run kubectl fleetjob register): %w", err))
 	case apierrors.IsForbidden(err):
 		i.Reachable = true
-		return i.failed(clusters.ReasonForbidden, err)
+		return i.failed(fleetv1.ClusterReasonForbidden, err)
 	case errors.As(err, &status):
 		i.Reachable = true
 		return i.failed("Error", err)
 	}
 	i.Reachable = false
-	return i.failed(clusters.ReasonUnreachable, err)
+	return i.failed(fleetv1.ClusterReasonUnreachable, err)
 }
 
 // countNodes counts the member's nodes, reading metadata only, in pages.

@@ -34,7 +34,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/pkg/kubeconfig"
 )
 
@@ -78,7 +77,7 @@ func ParseLabels(kvs []string) (map[string]string, error) {
 		if errs := validation.IsValidLabelValue(v); len(errs) > 0 {
 			return nil, fmt.Errorf("--label %q: value: %s", kv, strings.Join(errs, "; "))
 		}
-		if k == clusters.RegistrationLabel {
+		if k == fleetv1.RegistrationLabel {
 			return nil, fmt.Errorf("--label %q: %s is set by register itself", kv, k)
 		}
 		out[k] = v
@@ -92,7 +91,7 @@ func secret(hubNamespace string, r Registration) *corev1ac.SecretApplyConfigurat
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[clusters.RegistrationLabel] = "true"
+	labels[fleetv1.RegistrationLabel] = "true"
 	return corev1ac.Secret(r.Name, hubNamespace).
 		WithLabels(labels).
 		WithAnnotations(map[string]string{fleetv1.NamespaceAnnotation: r.Namespace}).
@@ -101,13 +100,13 @@ func secret(hubNamespace string, r Registration) *corev1ac.SecretApplyConfigurat
 
 // Secret is the registration Secret of r to apply.
 func Secret(hubNamespace string, r Registration) *corev1ac.SecretApplyConfiguration {
-	return secret(hubNamespace, r).WithData(map[string][]byte{clusters.KubeconfigKey: r.Kubeconfig})
+	return secret(hubNamespace, r).WithData(map[string][]byte{fleetv1.KubeconfigKey: r.Kubeconfig})
 }
 
 // DisplaySecret is the registration Secret of r with its kubeconfig as
 // text, for people and GitOps; r.Kubeconfig must hold no real token.
 func DisplaySecret(hubNamespace string, r Registration) *corev1ac.SecretApplyConfiguration {
-	return secret(hubNamespace, r).WithStringData(map[string]string{clusters.KubeconfigKey: string(r.Kubeconfig)})
+	return secret(hubNamespace, r).WithStringData(map[string]string{fleetv1.KubeconfigKey: string(r.Kubeconfig)})
 }
 
 // Apply creates or updates the registration Secret with server-side apply.
@@ -120,7 +119,7 @@ func Apply(ctx context.Context, cs kubernetes.Interface, hubNamespace string, r 
 		created = true
 	case err != nil:
 		return false, fmt.Errorf("reading secret %s/%s on the hub: %w", hubNamespace, r.Name, err)
-	case existing.Labels[clusters.RegistrationLabel] != "true" && existing.Data[clusters.KubeconfigKey] == nil:
+	case existing.Labels[fleetv1.RegistrationLabel] != "true" && existing.Data[fleetv1.KubeconfigKey] == nil:
 		return false, fmt.Errorf("secret %s/%s exists on the hub and is not a cluster registration: choose another cluster name, or delete that Secret", hubNamespace, r.Name)
 	}
 	_, err = cs.CoreV1().Secrets(hubNamespace).Apply(ctx, Secret(hubNamespace, r), metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
@@ -147,8 +146,8 @@ func CheckNamespace(ctx context.Context, cs kubernetes.Interface, hubNamespace s
 // Read turns a registration Secret into a Registration, with the same rules
 // as the hub (hub/clusters parseRegistration).
 func Read(s *corev1.Secret) (Registration, error) {
-	r := Registration{Name: s.Name, Labels: maps.Clone(s.Labels), Namespace: fleetv1.DefaultWorkNamespace, Kubeconfig: s.Data[clusters.KubeconfigKey]}
-	delete(r.Labels, clusters.RegistrationLabel)
+	r := Registration{Name: s.Name, Labels: maps.Clone(s.Labels), Namespace: fleetv1.DefaultWorkNamespace, Kubeconfig: s.Data[fleetv1.KubeconfigKey]}
+	delete(r.Labels, fleetv1.RegistrationLabel)
 	if ns, ok := s.Annotations[fleetv1.NamespaceAnnotation]; ok {
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 			return r, fmt.Errorf("annotation %s: %q is not a valid namespace name", fleetv1.NamespaceAnnotation, ns)
@@ -156,7 +155,7 @@ func Read(s *corev1.Secret) (Registration, error) {
 		r.Namespace = ns
 	}
 	if len(r.Kubeconfig) == 0 {
-		return r, fmt.Errorf("data.%s is missing or empty", clusters.KubeconfigKey)
+		return r, fmt.Errorf("data.%s is missing or empty", fleetv1.KubeconfigKey)
 	}
 	return r, nil
 }
@@ -170,8 +169,8 @@ func Get(ctx context.Context, cs kubernetes.Interface, hubNamespace, name string
 	if err != nil {
 		return Registration{}, fmt.Errorf("reading secret %s/%s on the hub: %w", hubNamespace, name, err)
 	}
-	if s.Labels[clusters.RegistrationLabel] != "true" {
-		return Registration{}, fmt.Errorf("secret %s/%s on the hub is not a registration: it lacks the label %s=true", hubNamespace, name, clusters.RegistrationLabel)
+	if s.Labels[fleetv1.RegistrationLabel] != "true" {
+		return Registration{}, fmt.Errorf("secret %s/%s on the hub is not a registration: it lacks the label %s=true", hubNamespace, name, fleetv1.RegistrationLabel)
 	}
 	r, err := Read(s)
 	if err != nil {
@@ -182,7 +181,7 @@ func Get(ctx context.Context, cs kubernetes.Interface, hubNamespace, name string
 
 // List reads every registration Secret, sorted by name.
 func List(ctx context.Context, cs kubernetes.Interface, hubNamespace string) ([]corev1.Secret, error) {
-	list, err := cs.CoreV1().Secrets(hubNamespace).List(ctx, metav1.ListOptions{LabelSelector: clusters.RegistrationLabel + "=true"})
+	list, err := cs.CoreV1().Secrets(hubNamespace).List(ctx, metav1.ListOptions{LabelSelector: fleetv1.RegistrationLabel + "=true"})
 	if err != nil {
 		return nil, fmt.Errorf("listing registration secrets in namespace %s on the hub: %w", hubNamespace, err)
 	}
@@ -203,7 +202,7 @@ const (
 func (r Registration) RESTConfig() (*rest.Config, error) {
 	cfg, err := kubeconfig.Parse(r.Kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("registration of cluster %q: data.%s: %w", r.Name, clusters.KubeconfigKey, err)
+		return nil, fmt.Errorf("registration of cluster %q: data.%s: %w", r.Name, fleetv1.KubeconfigKey, err)
 	}
 	cfg.QPS, cfg.Burst, cfg.Timeout = memberQPS, memberBurst, memberTimeout
 	return cfg, nil

@@ -20,30 +20,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/fleetjob/fleetjob/pkg/access"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
-
-// Required is what the hub does in a member and checks before engaging it
-// (hub/clusters requiredAccess): Jobs and ConfigMaps in the work namespace,
-// and reading nodes.
-func Required(ns string) []authorizationv1.ResourceAttributes {
-	var out []authorizationv1.ResourceAttributes
-	for _, verb := range workVerbs {
-		out = append(out,
-			authorizationv1.ResourceAttributes{Namespace: ns, Group: "batch", Resource: "jobs", Verb: verb},
-			authorizationv1.ResourceAttributes{Namespace: ns, Resource: "configmaps", Verb: verb})
-	}
-	for _, verb := range nodeVerbs {
-		out = append(out, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})
-	}
-	return out
-}
 
 // Forbidden is a sample of what the hub's identity must not be able to do:
 // read Secrets, run pods, change nodes, work outside its namespace, grant
@@ -70,21 +55,6 @@ func Forbidden(ns string) []authorizationv1.ResourceAttributes {
 	}
 }
 
-// Describe renders attributes as "verb resource.group in namespace ns".
-func Describe(a authorizationv1.ResourceAttributes) string {
-	res := a.Resource
-	if a.Subresource != "" {
-		res += "/" + a.Subresource
-	}
-	if a.Group != "" {
-		res += "." + a.Group
-	}
-	if a.Namespace != "" {
-		return fmt.Sprintf("%s %s in namespace %s", a.Verb, res, a.Namespace)
-	}
-	return a.Verb + " " + res
-}
-
 // Review asks the member, as the identity cs authenticates as, which of
 // attrs it may do.
 func Review(ctx context.Context, cs kubernetes.Interface, attrs []authorizationv1.ResourceAttributes) (allowed, denied []authorizationv1.ResourceAttributes, err error) {
@@ -92,7 +62,7 @@ func Review(ctx context.Context, cs kubernetes.Interface, attrs []authorizationv
 		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &a}}
 		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
 		if err != nil {
-			return nil, nil, fmt.Errorf("asking the member whether the new token may %s: %w", Describe(a), err)
+			return nil, nil, fmt.Errorf("asking the member whether the new token may %s: %w", access.Describe(a), err)
 		}
 		if got.Status.Allowed {
 			allowed = append(allowed, a)
@@ -121,12 +91,12 @@ var grantTimeout = 30 * time.Second
 func Verify(ctx context.Context, cs kubernetes.Interface, ns string) (Verification, error) {
 	var missing []authorizationv1.ResourceAttributes
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, grantTimeout, true, func(ctx context.Context) (bool, error) {
-		_, denied, err := Review(ctx, cs, Required(ns))
+		_, denied, err := Review(ctx, cs, access.Required(ns))
 		missing = denied
 		return len(denied) == 0, err
 	})
 	if len(missing) > 0 && wait.Interrupted(err) {
-		return Verification{}, fmt.Errorf("after %s the new token still may not %s: the applied Role and ClusterRole did not take effect as written; check admission webhooks or policies that change RBAC objects", grantTimeout, DescribeAll(missing))
+		return Verification{}, fmt.Errorf("after %s the new token still may not %s: the applied Role and ClusterRole did not take effect as written; check admission webhooks or policies that change RBAC objects", grantTimeout, access.DescribeAll(missing))
 	}
 	if err != nil {
 		return Verification{}, err
@@ -136,17 +106,8 @@ func Verify(ctx context.Context, cs kubernetes.Interface, ns string) (Verificati
 		return Verification{}, err
 	}
 	if len(allowed) > 0 {
-		return Verification{}, errors.New("the new token may also " + DescribeAll(allowed) +
+		return Verification{}, errors.New("the new token may also " + access.DescribeAll(allowed) +
 			": another binding in the member grants it (look for ClusterRoleBindings of the groups system:serviceaccounts, system:serviceaccounts:" + ns + " or system:authenticated); fleetjob registers only a least-privilege identity")
 	}
-	return Verification{Granted: len(Required(ns)), Refused: len(denied)}, nil
-}
-
-// DescribeAll describes attrs, separated by "; ".
-func DescribeAll(attrs []authorizationv1.ResourceAttributes) string {
-	out := make([]string, len(attrs))
-	for i, a := range attrs {
-		out[i] = Describe(a)
-	}
-	return strings.Join(out, "; ")
+	return Verification{Granted: len(access.Required(ns)), Refused: len(denied)}, nil
 }

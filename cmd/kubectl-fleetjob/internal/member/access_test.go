@@ -22,6 +22,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fleetjob/fleetjob/pkg/access"
+
 	"github.com/google/go-cmp/cmp"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,7 +46,7 @@ func TestVerify(t *testing.T) {
 	defer func(d time.Duration) { grantTimeout = d }(grantTimeout)
 	grantTimeout = 300 * time.Millisecond
 	const ns = "fleetjob-system"
-	exactly := func(a authorizationv1.ResourceAttributes) bool { return slices.Contains(Required(ns), a) }
+	exactly := func(a authorizationv1.ResourceAttributes) bool { return slices.Contains(access.Required(ns), a) }
 	for _, tc := range []struct {
 		name    string
 		allow   func(authorizationv1.ResourceAttributes) bool
@@ -86,7 +88,7 @@ func TestVerifyWaitsForGrants(t *testing.T) {
 	calls := 0
 	cs := reviewer(func(a authorizationv1.ResourceAttributes) bool {
 		calls++
-		return calls > len(Required("w")) && slices.Contains(Required("w"), a)
+		return calls > len(access.Required("w")) && slices.Contains(access.Required("w"), a)
 	})
 	if _, err := Verify(context.Background(), cs, "w"); err != nil {
 		t.Errorf("Verify = %v, want success once the grants showed", err)
@@ -102,8 +104,8 @@ func TestDescribe(t *testing.T) {
 		{authorizationv1.ResourceAttributes{Resource: "nodes", Verb: "get"}, "get nodes"},
 		{authorizationv1.ResourceAttributes{Namespace: "w", Resource: "serviceaccounts", Subresource: "token", Verb: "create"}, "create serviceaccounts/token in namespace w"},
 	} {
-		if got := Describe(tc.a); got != tc.want {
-			t.Errorf("Describe(%+v) = %q, want %q", tc.a, got, tc.want)
+		if got := access.Describe(tc.a); got != tc.want {
+			t.Errorf("access.Describe(%+v) = %q, want %q", tc.a, got, tc.want)
 		}
 	}
 }

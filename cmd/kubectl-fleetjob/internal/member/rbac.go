@@ -25,6 +25,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/fleetjob/fleetjob/pkg/access"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,13 +47,6 @@ const (
 	NodesClusterRoleName = "fleetjob-hub-nodes"
 	// managedByValue marks the member objects the CLI applied.
 	managedByValue = "kubectl-fleetjob"
-)
-
-// workVerbs are the hub's verbs on Jobs and plan ConfigMaps in the work
-// namespace; nodeVerbs on nodes. hub/clusters checks exactly these.
-var (
-	workVerbs = []string{"get", "list", "watch", "create", "delete", "deletecollection"}
-	nodeVerbs = []string{"get", "list", "watch"}
 )
 
 // ClusterRoleBindingName is per work namespace: two hubs that use different
@@ -80,14 +75,14 @@ func Build(ns string) Objects {
 		Namespace:      corev1ac.Namespace(ns).WithLabels(labels),
 		ServiceAccount: corev1ac.ServiceAccount(ServiceAccountName, ns).WithLabels(labels),
 		Role: rbacv1ac.Role(RoleName, ns).WithLabels(labels).WithRules(
-			rbacv1ac.PolicyRule().WithAPIGroups("batch").WithResources("jobs").WithVerbs(workVerbs...),
-			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("configmaps").WithVerbs(workVerbs...),
+			rbacv1ac.PolicyRule().WithAPIGroups("batch").WithResources("jobs").WithVerbs(access.WorkVerbs...),
+			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("configmaps").WithVerbs(access.WorkVerbs...),
 		),
 		RoleBinding: rbacv1ac.RoleBinding(RoleName, ns).WithLabels(labels).
 			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(RoleName)).
 			WithSubjects(subject),
 		ClusterRole: rbacv1ac.ClusterRole(NodesClusterRoleName).WithLabels(labels).WithRules(
-			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("nodes").WithVerbs(nodeVerbs...),
+			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("nodes").WithVerbs(access.NodeVerbs...),
 		),
 		ClusterRoleBinding: rbacv1ac.ClusterRoleBinding(ClusterRoleBindingName(ns)).WithLabels(labels).
 			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(NodesClusterRoleName)).

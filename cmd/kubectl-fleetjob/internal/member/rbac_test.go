@@ -22,6 +22,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fleetjob/fleetjob/pkg/access"
+
 	"github.com/google/go-cmp/cmp"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -132,7 +134,7 @@ func asRules(attrs []authorizationv1.ResourceAttributes) []rbacv1.PolicyRule {
 func TestRulesGrantExactlyRequired(t *testing.T) {
 	o := Build("w")
 	var namespaced, cluster []authorizationv1.ResourceAttributes
-	for _, a := range Required("w") {
+	for _, a := range access.Required("w") {
 		if a.Namespace == "" {
 			cluster = append(cluster, a)
 		} else {
@@ -160,10 +162,10 @@ func TestRulesGrantExactlyRequired(t *testing.T) {
 
 func TestRequiredAndForbiddenDisjoint(t *testing.T) {
 	for _, ns := range []string{"fleetjob-system", "default"} {
-		req := Required(ns)
+		req := access.Required(ns)
 		for _, f := range Forbidden(ns) {
 			if slices.Contains(req, f) {
-				t.Errorf("namespace %s: %s is both required and forbidden", ns, Describe(f))
+				t.Errorf("namespace %s: %s is both required and forbidden", ns, access.Describe(f))
 			}
 		}
 	}

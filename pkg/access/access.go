@@ -1,0 +1,77 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package access is what fleetjob does in a member cluster, as
+// authorization attributes: the hub checks a registration against it before
+// engaging the member, and `kubectl fleetjob register` grants exactly it.
+// One list, so the two can never disagree.
+package access
+
+import (
+	"fmt"
+	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+)
+
+var (
+	// WorkVerbs are the verbs on Jobs and plan ConfigMaps in the work
+	// namespace: deletecollection removes a run's Jobs in one call.
+	WorkVerbs = []string{"get", "list", "watch", "create", "delete", "deletecollection"}
+	// NodeVerbs are the verbs on Nodes: read-only, to plan and to notice a
+	// node going away.
+	NodeVerbs = []string{"get", "list", "watch"}
+)
+
+// Required lists every access fleetjob needs in a member whose work
+// namespace is namespace.
+func Required(namespace string) []authorizationv1.ResourceAttributes {
+	var out []authorizationv1.ResourceAttributes
+	for _, verb := range WorkVerbs {
+		out = append(out,
+			authorizationv1.ResourceAttributes{Namespace: namespace, Group: "batch", Resource: "jobs", Verb: verb},
+			authorizationv1.ResourceAttributes{Namespace: namespace, Resource: "configmaps", Verb: verb})
+	}
+	for _, verb := range NodeVerbs {
+		out = append(out, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})
+	}
+	return out
+}
+
+// Describe says an access the way a person reads it: "create jobs.batch in
+// namespace fleetjob-system".
+func Describe(a authorizationv1.ResourceAttributes) string {
+	res := a.Resource
+	if a.Subresource != "" {
+		res += "/" + a.Subresource
+	}
+	if a.Group != "" {
+		res += "." + a.Group
+	}
+	if a.Namespace != "" {
+		return fmt.Sprintf("%s %s in namespace %s", a.Verb, res, a.Namespace)
+	}
+	return a.Verb + " " + res
+}
+
+// DescribeAll joins Describe of each access with "; ".
+func DescribeAll(attrs []authorizationv1.ResourceAttributes) string {
+	out := make([]string, len(attrs))
+	for i, a := range attrs {
+		out[i] = Describe(a)
+	}
+	return strings.Join(out, "; ")
+}
