@@ -105,8 +105,9 @@ verify: manifests generate fmt ## Fail if generated files or formatting are stal
 ##@ Build
 
 .PHONY: build
-build: ## Build the hub binary into bin/fleetjob-hub.
+build: ## Build the hub binary and the kubectl plugin into bin/.
 	go build -o $(LOCALBIN)/fleetjob-hub ./cmd/fleetjob-hub
+	go build -o $(LOCALBIN)/kubectl-fleetjob ./cmd/kubectl-fleetjob
 
 .PHONY: run
 run: ## Run the hub from your host against the current kubeconfig (ARGS="...").

@@ -63,7 +63,6 @@ start_hub() {
     return
   fi
   stop_hub
-  make -C "${ROOT}" build >/dev/null
   # A short health interval so the demo shows a lost member within seconds.
   "${ROOT}/bin/fleetjob-hub" --kubeconfig "${FLEET_DIR}/hub.kubeconfig" \
     --metrics-bind-address 0 --health-probe-bind-address 0 \
@@ -72,25 +71,24 @@ start_hub() {
   log "hub controller started (pid $(cat "${HUB_PID}"), log ${HUB_LOG})"
 }
 
-# register <member> <labels...>: the registration Secret of one member.
+# register <member> <labels...>: `kubectl fleetjob register`: least-privilege
+# RBAC and a token in the member, checked, then the hub's registration Secret.
 register() {
   local m="$1"
   shift
-  local kubeconfig="${FLEET_DIR}/${m}.kubeconfig"
+  local -a args=(--member-kubeconfig "${FLEET_DIR}/${m}.kubeconfig" --member-context "${m}")
   if [[ "$(provider)" == kind ]]; then
-    kubeconfig="${FLEET_DIR}/${m}.internal.kubeconfig"
+    # The hub runs in its own kind cluster: it reaches members on the kind network.
+    args+=(--server "$("${KUBECTL}" --kubeconfig "${FLEET_DIR}/${m}.internal.kubeconfig" config view --minify -o jsonpath='{.clusters[0].cluster.server}')")
   fi
-  member "${m}" create namespace "${NS}" --dry-run=client -o yaml | member "${m}" apply -f - >/dev/null
-  hub -n "${NS}" create secret generic "${m}" --from-file=kubeconfig="${kubeconfig}" --dry-run=client -o yaml |
-    hub label --local -f - -o yaml sigs.k8s.io/multicluster-runtime-kubeconfig=true "$@" |
-    hub apply -f - >/dev/null
-  log "registered ${m} ($*)"
+  local label
+  for label in "$@"; do
+    args+=(--label "${label}")
+  done
+  plugin register "${m}" "${args[@]}" >&2
 }
 
-# progress prints one line per cluster: phase, groups, nodes.
-progress() {
-  hub get clusterjob "$1" -o go-template='{{range .status.clusters}}{{printf "  %-10s %-9s groups %v/%v  nodes %v succeeded, %v failed of %v  %s\n" .name .phase .groups.completed .groups.total .nodes.succeeded .nodes.failed .nodes.total (or .reason "")}}{{end}}' 2>/dev/null || true
-}
+plugin() { "${ROOT}/bin/kubectl-fleetjob" --kubeconfig "${FLEET_DIR}/hub.kubeconfig" "$@"; }
 
 # check_pinning verifies, in every member, that each Job's pod ran on the
 # node the Job is for.
@@ -126,6 +124,7 @@ wait_established() {
 cmd_up() {
   local start=${SECONDS}
   make -C "${ROOT}" k8s-bins >/dev/null
+  make -C "${ROOT}" build >/dev/null
   "${ROOT}/hack/fleet.sh" up
   hub apply --server-side -f "${ROOT}/config/crd/bases" >/dev/null
   wait_established
@@ -138,19 +137,15 @@ cmd_up() {
   start_hub
   local name
   name="$(hub create -f "${SAMPLE}" -o jsonpath='{.metadata.name}' 2>/dev/null || hub get -f "${SAMPLE}" -o jsonpath='{.metadata.name}')"
-  log "applied ClusterJob ${name}; following it (up to ${DEMO_TIMEOUT}s)"
-  local deadline=$((SECONDS + DEMO_TIMEOUT)) phase=""
-  while ((SECONDS < deadline)); do
-    phase="$(hub get clusterjob "${name}" -o jsonpath='{.status.phase}' 2>/dev/null || true)"
-    printf '\n[demo] %s  %s\n' "$(date +%T)" "${phase:-Pending}"
-    progress "${name}"
-    [[ "${phase}" == Completed || "${phase}" == Failed ]] && break
-    sleep 2
-  done
+  log "applied ClusterJob ${name}; following it with kubectl fleetjob status -w (up to ${DEMO_TIMEOUT}s)"
+  local rc=0
+  timeout "${DEMO_TIMEOUT}" "${ROOT}/bin/kubectl-fleetjob" --kubeconfig "${FLEET_DIR}/hub.kubeconfig" -n default status "${name}" -w || rc=$?
   echo
   hub get clusterjob "${name}"
-  progress "${name}"
-  [[ "${phase}" == Completed ]] || fail "ClusterJob ${name} ended ${phase:-not at all} after $((SECONDS - start))s"
+  local phase
+  phase="$(hub get clusterjob "${name}" -o jsonpath='{.status.phase}')"
+  ((rc != 124)) || fail "ClusterJob ${name} did not finish within ${DEMO_TIMEOUT}s (phase ${phase:-none})"
+  [[ "${rc}" == 0 && "${phase}" == Completed ]] || fail "ClusterJob ${name} ended ${phase:-not at all} after $((SECONDS - start))s"
   check_pinning
   log "done in $((SECONDS - start))s. Tear the fleet down with: make demo-down"
 }

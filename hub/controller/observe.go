@@ -79,8 +79,11 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	c := fleet.Cluster{Name: name, Previous: prev}
 	m, ok := r.Members.Member(name)
 	if !ok {
-		c.Reason, c.UnreachableSince = "NotRegistered", r.Clock.Now()
+		c.Reason, c.UnreachableSince = r.unknownMember(ctx, name), r.Clock.Now()
 		c.Message = fmt.Sprintf("no registration Secret %s/%s", r.Options.RegistrationNamespace, name)
+		if c.Reason == fleetv1.ClusterReasonConnecting {
+			c.Message = "the hub has not connected to the cluster yet"
+		}
 		return c
 	}
 	c.Engaged, c.Reachable, c.Reason, c.Message, c.UnreachableSince = m.Engaged, m.Reachable, m.Reason, m.Message, m.UnreachableSince
@@ -93,6 +96,17 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	defer cancel()
 	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), run)
 	return c
+}
+
+// unknownMember tells a registration the registry has not seen yet (just
+// created, or the controller just started) from one that is gone.
+func (r *Reconciler) unknownMember(ctx context.Context, name string) string {
+	secret := &corev1.Secret{}
+	err := r.Hub.Get(ctx, client.ObjectKey{Namespace: r.Options.RegistrationNamespace, Name: name}, secret)
+	if err == nil && secret.DeletionTimestamp.IsZero() && secret.Labels[fleetv1.RegistrationLabel] == "true" {
+		return fleetv1.ClusterReasonConnecting
+	}
+	return "NotRegistered"
 }
 
 // member returns the engaged cluster and the run in it.
