@@ -71,6 +71,15 @@ func eligibleNodes(m *member) []corev1.Node {
 	return out
 }
 
+// nodeCount is the number of nodes of m, eligible or not: the nodes a run
+// without a nodeSelector counts (the ineligible ones as skipped).
+func nodeCount(m *member) int {
+	GinkgoHelper()
+	list := &corev1.NodeList{}
+	Expect(m.client.List(ctx, list)).To(Succeed())
+	return len(list.Items)
+}
+
 func nodeReady(n corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {

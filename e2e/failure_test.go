@@ -66,15 +66,15 @@ var _ = Describe("A node whose Job fails", func() {
 		cj := makeClusterJob("exit").Batch(3).Exit().RunFor(5 * time.Second).FailOn(bad).Obj()
 		create(cj)
 		got := waitPhase(cj, fleetv1.PhaseFailed)
+		first := batches(names(eligibleNodes(m1)), 3)[:1]
 		// Running Jobs are left to finish; give a wrongly started group the
 		// time to show up.
-		Consistently(func() map[string]int { return jobsByGroup(m1, cj.UID) }).Should(Equal(map[string]int{"0": 3}))
+		Consistently(func() map[string]int { return jobsByGroup(m1, cj.UID) }).Should(Equal(map[string]int{"0": len(first[0].nodes)}))
 		for _, m := range []*member{m1, m2} {
 			Expect(recorders[m.name].groupIndicesSeen(cj.UID)).To(Or(BeEmpty(), Equal([]string{"0"})), "%s: only the first group ever started", m.name)
 			Expect(recorders[m.name].overlapsSeen()).To(BeEmpty())
 		}
-		Expect(jobsByGroup(m2, cj.UID)).To(Or(BeEmpty(), Equal(map[string]int{"0": 3})))
-		first := batches(names(eligibleNodes(m1)), 3)[:1]
+		Expect(jobsByGroup(m2, cj.UID)).To(Or(BeEmpty(), Equal(map[string]int{"0": len(batches(names(eligibleNodes(m2)), 3)[0].nodes)})))
 		Eventually(func(g Gomega) {
 			for _, j := range runJobs(m1, cj.UID) {
 				g.Expect(jobFinished(&j)).To(BeTrue(), "Job %s finished", j.Name)
