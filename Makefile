@@ -83,7 +83,10 @@ lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
 	$(GOLANGCI_LINT) run --fix ./...
 
 .PHONY: test
-test: envtest-bins ## Run all tests (unit + envtest) and a short fuzz run (FUZZTIME=10s).
+test: test-envtest e2e ## Run every test: unit, a short fuzz run (FUZZTIME=10s), the envtest suites, and the e2e suite on a local fleet.
+
+.PHONY: test-envtest
+test-envtest: envtest-bins ## Run the unit tests, the fuzz run and the envtest suites (no fleet).
 	KUBEBUILDER_ASSETS="$(K8S_BIN)" go test ./... -race=false -count=1
 	go test ./pkg/naming -run='^$$' -fuzz='^FuzzJobName$$' -fuzztime=$(FUZZTIME)
 
