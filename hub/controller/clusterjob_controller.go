@@ -53,6 +53,10 @@ const Finalizer = "fleetjob.io/cleanup"
 // enough that a group handoff stays well under a second.
 const conflictRetry = 100 * time.Millisecond
 
+// hubWriteTimeout bounds one write to the hub API server; a status patch
+// takes milliseconds, so this only ends a hung connection.
+const hubWriteTimeout = 30 * time.Second
+
 // Options tune the reconciler.
 type Options struct {
 	// RegistrationNamespace is the hub namespace of registration Secrets.
@@ -122,7 +126,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, cj *fleetv1.ClusterJob
 	}
 	patch := client.MergeFromWithOptions(cj.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.AddFinalizer(cj, Finalizer)
-	return r.Hub.Patch(ctx, cj, patch)
+	return r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Patch(ctx, cj, patch) })
 }
 
 // writeStatus patches the status with an optimistic lock, and not at all
@@ -133,10 +137,18 @@ func (r *Reconciler) writeStatus(ctx context.Context, cj *fleetv1.ClusterJob, st
 	}
 	patch := client.MergeFromWithOptions(cj.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	cj.Status = status
-	if err := r.Hub.Status().Patch(ctx, cj, patch); err != nil {
+	if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Status().Patch(ctx, cj, patch) }); err != nil {
 		return fmt.Errorf("writing status: %w", err)
 	}
 	return nil
+}
+
+// hubWrite bounds a write to the hub: reads come from the cache, but a hub
+// API server that hangs must not hold a worker forever.
+func (r *Reconciler) hubWrite(ctx context.Context, write func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, hubWriteTimeout)
+	defer cancel()
+	return write(ctx)
 }
 
 func isDone(p fleetv1.Phase) bool { return p == fleetv1.PhaseCompleted || p == fleetv1.PhaseFailed }

@@ -70,7 +70,7 @@ func (r *Reconciler) finalize(ctx context.Context, cj *fleetv1.ClusterJob) (ctrl
 	}
 	patch := client.MergeFromWithOptions(cj.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(cj, Finalizer)
-	if err := r.Hub.Patch(ctx, cj, patch); err != nil {
+	if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Patch(ctx, cj, patch) }); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	for _, name := range abandoned {
