@@ -20,6 +20,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -38,7 +39,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
@@ -52,8 +52,6 @@ const (
 	workNamespace = fleetv1.DefaultWorkNamespace
 	// testNamespace holds the suite's ClusterJobs on the hub.
 	testNamespace = "default"
-	// registrationLabel marks a hub Secret as a member registration.
-	registrationLabel = "sigs.k8s.io/multicluster-runtime-kubeconfig"
 	// suiteLabel is on every registration of the suite: makeClusterJob
 	// selects on it.
 	suiteLabel = "env"
@@ -61,6 +59,11 @@ const (
 	// memberNameLabel is on every registration, value the member's name, so
 	// that a ClusterJob can select one member.
 	memberNameLabel = "name"
+
+	// pluginTimeout bounds one run of kubectl fleetjob. register makes a
+	// few dozen requests (apply, token, access reviews): seconds, even on
+	// a loaded 2-core machine.
+	pluginTimeout = time.Minute
 )
 
 // fleet is the hub and members e2e/run.sh brought up, as it describes them
@@ -74,6 +77,9 @@ type fleet struct {
 	kubectl string
 	// root is the repository.
 	root string
+	// plugin is the kubectl fleetjob binary (KUBECTL_FLEETJOB), which
+	// registers the members as a user would.
+	plugin string
 	// artifacts is where failed specs leave what they saw (ARTIFACTS).
 	artifacts string
 	hub       client.WithWatch
@@ -85,12 +91,15 @@ type fleet struct {
 // member is one member cluster of the fleet.
 type member struct {
 	name string
-	// kubeconfig is the suite's kubeconfig of the member.
+	// kubeconfig is the suite's kubeconfig of the member, with one context
+	// named after it: register's --member-context.
 	kubeconfig string
-	// registration is the kubeconfig the hub controller is given: on kind the
-	// in-Docker-network address the in-cluster controller can reach.
-	registration string
-	client       client.WithWatch
+	// server is register's --server, the member's API server as the hub
+	// controller reaches it: on kind the in-Docker-network address, as the
+	// controller runs in the hub cluster; empty on kwok, where the address
+	// in kubeconfig serves the controller too.
+	server string
+	client client.WithWatch
 }
 
 var scheme = runtime.NewScheme()
@@ -107,11 +116,13 @@ func loadFleet() *fleet {
 		dir:       os.Getenv("FLEET_DIR"),
 		kubectl:   envOr("KUBECTL", "kubectl"),
 		root:      root,
+		plugin:    envOr("KUBECTL_FLEETJOB", filepath.Join(root, "bin", "kubectl-fleetjob")),
 		artifacts: envOr("ARTIFACTS", filepath.Join(root, "artifacts", "e2e")),
 		stopped:   map[string]*process{},
 	}
 	Expect(f.provider).To(BeElementOf(providerKwok, providerKind), "E2E_PROVIDER")
 	Expect(f.dir).NotTo(BeEmpty(), "FLEET_DIR must name the fleet's directory: run the suite with `make e2e`")
+	Expect(f.plugin).To(BeARegularFile(), "the kubectl plugin: `make e2e` builds it (make build)")
 	f.hub = newClient(f.kubeconfig("hub"))
 	clusters, err := os.ReadFile(filepath.Join(f.dir, "clusters"))
 	Expect(err).NotTo(HaveOccurred(), "the fleet lists its clusters in FLEET_DIR/clusters")
@@ -119,9 +130,9 @@ func loadFleet() *fleet {
 		if name == "hub" {
 			continue
 		}
-		m := &member{name: name, kubeconfig: f.kubeconfig(name), registration: f.kubeconfig(name)}
+		m := &member{name: name, kubeconfig: f.kubeconfig(name)}
 		if f.provider == providerKind {
-			m.registration = f.kubeconfig(name + ".internal")
+			m.server = serverOf(f.kubeconfig(name + ".internal"))
 		}
 		m.client = newClient(m.kubeconfig)
 		f.members = append(f.members, m)
@@ -139,6 +150,14 @@ func envOr(key, def string) string {
 
 func (f *fleet) kubeconfig(cluster string) string {
 	return filepath.Join(f.dir, cluster+".kubeconfig")
+}
+
+// serverOf returns the API server of kubeconfig's current context.
+func serverOf(kubeconfig string) string {
+	GinkgoHelper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	return cfg.Host
 }
 
 func newClient(kubeconfig string) client.WithWatch {
@@ -205,25 +224,64 @@ func ensureNamespace(c client.Client, name string) {
 	}
 }
 
-// register creates or updates the hub Secret that registers m, labelled
-// env=e2e and name=<member>.
-func (f *fleet) register(m *member) {
-	kubeconfig, err := os.ReadFile(m.registration)
-	Expect(err).NotTo(HaveOccurred())
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: workNamespace}}
-	_, err = controllerutil.CreateOrUpdate(ctx, f.hub, secret, func() error {
-		secret.Labels = map[string]string{registrationLabel: "true", suiteLabel: suiteValue, memberNameLabel: m.name}
-		secret.Data = map[string][]byte{"kubeconfig": kubeconfig}
-		return nil
-	})
-	Expect(err).NotTo(HaveOccurred())
+// fleetjob runs kubectl fleetjob against the hub and expects it to
+// succeed. Its output goes to the GinkgoWriter, and into the failure.
+func (f *fleet) fleetjob(args ...string) {
+	GinkgoHelper()
+	run, cancel := context.WithTimeout(ctx, pluginTimeout)
+	defer cancel()
+	args = append([]string{"--kubeconfig", f.kubeconfig("hub")}, args...)
+	cmd := exec.CommandContext(run, f.plugin, args...)
+	// A child that inherited the output pipes must not outlive the timeout.
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	line := "kubectl fleetjob " + strings.Join(args, " ")
+	GinkgoWriter.Printf("$ %s\n%s", line, out)
+	if err != nil && run.Err() != nil {
+		err = fmt.Errorf("%w (timeout %s)", err, pluginTimeout)
+	}
+	Expect(err).NotTo(HaveOccurred(), "%s:\n%s", line, out)
 }
 
-// unregister deletes m's registration Secret.
+// register registers m with kubectl fleetjob, as a user would: least-
+// privilege credentials in the member, a registration labelled env=e2e and
+// name=<member> on the hub. It also creates the member's work namespace.
+// Each run mints a new token, which changes the Secret and makes the hub
+// reconnect to m: restoreFleet runs it only for a member not registered.
+//
+// A spec that needs m registered with deliberately different (broken or
+// wider) credentials may write the Secret itself: register only writes
+// credentials it verified.
+func (f *fleet) register(m *member) {
+	GinkgoHelper()
+	args := []string{"register", m.name, "--member-kubeconfig", m.kubeconfig, "--member-context", m.name,
+		"--label", suiteLabel + "=" + suiteValue, "--label", memberNameLabel + "=" + m.name}
+	if m.server != "" {
+		args = append(args, "--server", m.server)
+	}
+	f.fleetjob(args...)
+}
+
+// registered tells whether the hub holds m's registration as register
+// writes it: an intact registration need not (and should not) be renewed.
+func (f *fleet) registered(m *member) bool {
+	GinkgoHelper()
+	secret := &corev1.Secret{}
+	err := f.hub.Get(ctx, client.ObjectKey{Namespace: workNamespace, Name: m.name}, secret)
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	Expect(err).NotTo(HaveOccurred())
+	l := secret.Labels
+	return l[fleetv1.RegistrationLabel] == "true" && l[suiteLabel] == suiteValue && l[memberNameLabel] == m.name
+}
+
+// unregister deletes m's registration with kubectl fleetjob. Without
+// --purge: the member keeps its work namespace (and the recorders' watch
+// of it), and register makes it usable again.
 func (f *fleet) unregister(m *member) {
 	GinkgoHelper()
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: m.name, Namespace: workNamespace}}
-	Expect(client.IgnoreNotFound(f.hub.Delete(ctx, secret))).To(Succeed())
+	f.fleetjob("unregister", m.name)
 }
 
 // stopAPIServer stops m's kube-apiserver, and only it: etcd, the

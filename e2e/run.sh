@@ -11,8 +11,9 @@
 #         chosen node; the suite starts bin/fleetjob-hub itself.
 #   kind  (E2E_PROVIDER=kind, needs Docker) three kind clusters; the hub
 #         controller image is built, loaded into the hub and deployed there
-#         with `make deploy`; the suite registers the members with their
-#         in-Docker-network kubeconfigs and scales the Deployment.
+#         with `make deploy`; the suite registers the members (with
+#         `kubectl fleetjob register --server` their in-Docker-network
+#         address) and scales the Deployment.
 # The default is kind when `docker info` succeeds, otherwise kwok. The test
 # code is the same for both.
 #

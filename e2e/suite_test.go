@@ -58,10 +58,10 @@ var _ = BeforeSuite(func() {
 	f = loadFleet()
 	By("installing the ClusterJob CRD on the hub")
 	f.installCRDs()
+	// The hub's registration namespace: register expects an installed hub.
 	ensureNamespace(f.hub, workNamespace)
 	for _, m := range f.members {
-		By("registering " + m.name)
-		ensureNamespace(m.client, workNamespace)
+		By("registering " + m.name + " with kubectl fleetjob")
 		f.register(m)
 	}
 	By("starting the hub controller")
@@ -130,7 +130,9 @@ var _ = ReportAfterEach(func(report SpecReport) {
 })
 
 // restoreFleet undoes what a spec that failed half-way may have left: a
-// member stopped or unregistered, the controller killed.
+// member stopped or unregistered, the controller killed. A member still
+// registered is left as it is: registering it again would rotate its token
+// and make the hub reconnect to it.
 func restoreFleet() {
 	GinkgoHelper()
 	for _, m := range f.members {
@@ -141,7 +143,10 @@ func restoreFleet() {
 			GinkgoWriter.Printf("Starting %s again: %v\n", m.name, err)
 			f.startAPIServer(m)
 		}
-		f.register(m)
+		if !f.registered(m) {
+			GinkgoWriter.Printf("Registering %s again\n", m.name)
+			f.register(m)
+		}
 	}
 	if !hub.running() {
 		hub.start()
