@@ -92,7 +92,11 @@ func (r *jobRecorder) run(ctx context.Context, listed chan struct{}) {
 		list := &batchv1.JobList{}
 		if err := r.m.client.List(ctx, list, opts...); err != nil {
 			r.logf("list failed: %v", err)
-			time.Sleep(200 * time.Millisecond)
+			// Retry soon, as an informer would, but stop with the recorder.
+			select {
+			case <-ctx.Done():
+			case <-time.After(200 * time.Millisecond):
+			}
 			continue
 		}
 		r.reset(list.Items)
