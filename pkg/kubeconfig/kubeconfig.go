@@ -18,12 +18,14 @@ limitations under the License.
 // config, refusing what the hub must never act on: credentials that run a
 // program on the hub (exec and auth-provider plugins), TLS without
 // verification, and paths to files that exist only on the machine the
-// kubeconfig was written on.
+// kubeconfig was written on; and any path the credentials could travel in
+// clear or through a third party (http:// servers, proxy-url).
 package kubeconfig
 
 import (
 	"errors"
 	"fmt"
+	"net/url"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -68,8 +70,16 @@ func Validate(cfg *clientcmdapi.Config) error {
 
 func validateCluster(name string, c *clientcmdapi.Cluster) error {
 	var errs []error
-	if c.Server == "" {
+	switch u, err := url.Parse(c.Server); {
+	case c.Server == "":
 		errs = append(errs, fmt.Errorf("kubeconfig: clusters[%s].server is empty", name))
+	case err != nil:
+		errs = append(errs, fmt.Errorf("kubeconfig: clusters[%s].server is not a URL: %w", name, err))
+	case u.Scheme != "https":
+		errs = append(errs, fmt.Errorf("kubeconfig: clusters[%s].server must be an https:// URL, not %q: the credentials would travel in clear", name, u.Scheme+"://"))
+	}
+	if c.ProxyURL != "" {
+		errs = append(errs, fmt.Errorf("kubeconfig: clusters[%s].proxy-url is not allowed: the hub talks to members directly, never through a proxy it did not choose", name))
 	}
 	if c.InsecureSkipTLSVerify {
 		errs = append(errs, fmt.Errorf("kubeconfig: clusters[%s].insecure-skip-tls-verify is not allowed: the hub would send credentials to any server", name))

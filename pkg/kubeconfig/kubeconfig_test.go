@@ -50,6 +50,9 @@ func TestParse(t *testing.T) {
 		"dangling cluster":   {mutate: func(c *clientcmdapi.Config) { c.Contexts["member"].Cluster = "x" }, wantError: `names cluster "x"`},
 		"dangling user":      {mutate: func(c *clientcmdapi.Config) { c.Contexts["member"].AuthInfo = "x" }, wantError: `names user "x"`},
 		"empty server":       {mutate: func(c *clientcmdapi.Config) { c.Clusters["c"].Server = "" }, wantError: "clusters[c].server is empty"},
+		"http server":        {mutate: func(c *clientcmdapi.Config) { c.Clusters["c"].Server = "http://10.0.0.1:8080" }, wantError: `clusters[c].server must be an https:// URL, not "http://"`},
+		"bare host":          {mutate: func(c *clientcmdapi.Config) { c.Clusters["c"].Server = "10.0.0.1:6443" }, wantError: "clusters[c].server"},
+		"proxy url":          {mutate: func(c *clientcmdapi.Config) { c.Clusters["c"].ProxyURL = "http://proxy:3128" }, wantError: "clusters[c].proxy-url is not allowed"},
 		"insecure":           {mutate: func(c *clientcmdapi.Config) { c.Clusters["c"].InsecureSkipTLSVerify = true }, wantError: "clusters[c].insecure-skip-tls-verify is not allowed"},
 		"CA file":            {mutate: func(c *clientcmdapi.Config) { c.Clusters["c"].CertificateAuthority = "/etc/ca.crt" }, wantError: "clusters[c].certificate-authority is a file path"},
 		"exec plugin": {mutate: func(c *clientcmdapi.Config) {
