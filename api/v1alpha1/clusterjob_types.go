@@ -117,9 +117,10 @@ type ClusterJobSpec struct {
 	// affinity) and sets FLEETJOB_NODE_NAME, FLEETJOB_CLUSTER_NAME and
 	// FLEETJOB_GROUP in every container. One Job runs one pod to completion,
 	// so selector, manualSelector, parallelism and completions other than 1,
-	// Indexed completion and nodeName are rejected; so is
-	// ttlSecondsAfterFinished, because the finished Jobs are the run's
-	// per-node record until the ClusterJob is deleted.
+	// Indexed completion and nodeName are rejected; so are suspend: true and
+	// managedBy, with which a Job never runs, and ttlSecondsAfterFinished,
+	// because the finished Jobs are the run's per-node record until the
+	// ClusterJob is deleted.
 	// +kubebuilder:validation:XValidation:rule="has(self.spec) && has(self.spec.template.spec)",message="jobTemplate.spec.template.spec is required: it holds the containers each Job runs"
 	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.selector)",message="jobTemplate.spec.selector must not be set: fleetjob selects each Job's pod itself"
 	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.manualSelector) || !self.spec.manualSelector",message="jobTemplate.spec.manualSelector must not be true"
@@ -127,6 +128,8 @@ type ClusterJobSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.completions) || self.spec.completions == 1",message="jobTemplate.spec.completions must be 1: one Job runs one pod on its node"
 	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.completionMode) || self.spec.completionMode == 'NonIndexed'",message="jobTemplate.spec.completionMode must be NonIndexed"
 	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.ttlSecondsAfterFinished)",message="jobTemplate.spec.ttlSecondsAfterFinished must not be set: a finished Job is the node's result, and deleting it would run the node again"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.suspend) || !self.spec.suspend",message="jobTemplate.spec.suspend must not be true: a suspended Job never runs its node and would hold its group forever; suspend the ClusterJob with spec.suspend instead"
+	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.managedBy)",message="jobTemplate.spec.managedBy must not be set: the member's Job controller must run fleetjob's Jobs, or they never finish"
 	// +kubebuilder:validation:XValidation:rule="!has(self.spec) || !has(self.spec.template.spec) || !has(self.spec.template.spec.nodeName)",message="jobTemplate.spec.template.spec.nodeName must not be set: fleetjob pins each Job to its node by node affinity"
 	// +required
 	JobTemplate batchv1.JobTemplateSpec `json:"jobTemplate"`

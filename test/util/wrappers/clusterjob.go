@@ -197,6 +197,18 @@ func (w *ClusterJobWrapper) TTLSecondsAfterFinished(s int32) *ClusterJobWrapper 
 	return w
 }
 
+// JobSuspend sets spec.jobTemplate.spec.suspend.
+func (w *ClusterJobWrapper) JobSuspend(s bool) *ClusterJobWrapper {
+	w.Spec.JobTemplate.Spec.Suspend = ptr.To(s)
+	return w
+}
+
+// ManagedBy sets spec.jobTemplate.spec.managedBy.
+func (w *ClusterJobWrapper) ManagedBy(controller string) *ClusterJobWrapper {
+	w.Spec.JobTemplate.Spec.ManagedBy = ptr.To(controller)
+	return w
+}
+
 // NodeName sets spec.jobTemplate.spec.template.spec.nodeName.
 func (w *ClusterJobWrapper) NodeName(node string) *ClusterJobWrapper {
 	w.Spec.JobTemplate.Spec.Template.Spec.NodeName = node
