@@ -48,7 +48,8 @@ type Options struct {
 	// would make a 1,000-node group take minutes to start.
 	QPS   float32
 	Burst int
-	// RequestTimeout bounds every request to a member.
+	// RequestTimeout bounds each probe of a member; other calls are bounded
+	// by the caller's context.
 	RequestTimeout time.Duration
 	// ConnectTimeout bounds checking, syncing and engaging a member; a member
 	// that takes longer is retried with backoff and blocks no other.
@@ -217,7 +218,10 @@ func (p *Provider) remove(name string) {
 // restConfig applies the hub's limits to a member's REST config.
 func (p *Provider) restConfig(cfg *rest.Config) *rest.Config {
 	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst, cfg.Timeout = p.opts.QPS, p.opts.Burst, p.opts.RequestTimeout
+	// No rest.Config.Timeout: client-go applies it to watches too, and the
+	// member caches built from this config would have every watch cut after
+	// that long. Every single call is bounded by its context instead.
+	cfg.QPS, cfg.Burst, cfg.Timeout = p.opts.QPS, p.opts.Burst, 0
 	cfg.UserAgent = "fleetjob-hub"
 	return cfg
 }
