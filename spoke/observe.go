@@ -46,7 +46,7 @@ const (
 // lists are not paged, because a cache does not support continue tokens, and
 // nodes are read metadata-only, so a cache holds only their metadata.
 func Observe(ctx context.Context, c client.Reader, run Run) (State, error) {
-	p, found, err := readPlan(ctx, c, run.Namespace, run.ClusterJob.UID)
+	p, found, err := ReadPlan(ctx, c, run)
 	if err != nil || !found {
 		return State{}, err
 	}
@@ -75,20 +75,19 @@ func nodeNames(ctx context.Context, c client.Reader) (map[string]bool, error) {
 	return names, nil
 }
 
-// readPlan reads the frozen plan of ClusterJob uid from namespace. found is
-// false when there is none. A ConfigMap of the plan's name that does not
-// carry uid's label is an error: it is someone else's and is never read as
-// ours.
-func readPlan(ctx context.Context, r client.Reader, namespace string, uid types.UID) (plan.Plan, bool, error) {
+// ReadPlan reads the run's frozen plan. found is false when there is none. A
+// ConfigMap of the plan's name that does not carry the run's UID label is an
+// error: it is someone else's and is never read as ours.
+func ReadPlan(ctx context.Context, r client.Reader, run Run) (plan.Plan, bool, error) {
 	var cm corev1.ConfigMap
-	key := client.ObjectKey{Namespace: namespace, Name: naming.PlanName(uid)}
+	key := client.ObjectKey{Namespace: run.Namespace, Name: naming.PlanName(run.ClusterJob.UID)}
 	if err := r.Get(ctx, key, &cm); err != nil {
 		if apierrors.IsNotFound(err) {
 			return plan.Plan{}, false, nil
 		}
 		return plan.Plan{}, false, fmt.Errorf("reading the plan ConfigMap %s: %w", key, err)
 	}
-	p, err := decodePlan(&cm, uid)
+	p, err := decodePlan(&cm, run.ClusterJob.UID)
 	return p, err == nil, err
 }
 

@@ -47,30 +47,52 @@ const (
 // one from nodes and stores it in an immutable ConfigMap, so that a node
 // joining or leaving later never changes a started run. c may be cached;
 // live must read from the API server: it reads the plan another writer
-// stored first. The work namespace must exist: it is created when the
-// cluster is registered, not here.
+// stored first. A missing work namespace is created when the registered
+// identity may; otherwise the error is a *NamespaceMissingError.
 func EnsurePlan(ctx context.Context, c client.Client, live client.Reader, run Run, nodes []corev1.Node) (plan.Plan, error) {
 	cj := run.ClusterJob
-	if p, found, err := readPlan(ctx, c, run.Namespace, cj.UID); err != nil || found {
+	if p, found, err := ReadPlan(ctx, c, run); err != nil || found {
 		return p, err
 	}
 	p, err := plan.Compute(nodes, &cj.Spec, cj.UID, run.Cluster)
 	if err != nil {
-		return plan.Plan{}, fmt.Errorf("planning cluster %s: %w", run.Cluster, err)
+		return plan.Plan{}, &PermanentError{Reason: ReasonInvalidSpec, Err: fmt.Errorf("planning cluster %s: %w", run.Cluster, err)}
 	}
 	cm, err := planConfigMap(run, p)
 	if err != nil {
 		return plan.Plan{}, err
 	}
 	err = c.Create(ctx, cm)
+	if apierrors.IsNotFound(err) {
+		// A Create in a missing namespace is NotFound, and nothing else a
+		// Create does is.
+		if err = ensureNamespace(ctx, c, run); err == nil {
+			err = c.Create(ctx, cm)
+		}
+	}
 	switch {
 	case err == nil:
 		return p, nil
 	case apierrors.IsAlreadyExists(err):
 		return readStoredPlan(ctx, live, client.ObjectKeyFromObject(cm), cj.UID)
 	default:
-		return plan.Plan{}, fmt.Errorf("creating plan ConfigMap %s: %w", client.ObjectKeyFromObject(cm), namespaceError(err, run.Namespace))
+		return plan.Plan{}, fmt.Errorf("creating plan ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
 	}
+}
+
+// ensureNamespace creates the run's work namespace, so that registering a
+// member by a plain Secret with an admin kubeconfig just works.
+func ensureNamespace(ctx context.Context, c client.Client, run Run) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: run.Namespace,
+		Labels: map[string]string{fleetv1.ManagedByLabel: fleetv1.ManagedByValue}}}
+	err := c.Create(ctx, ns)
+	switch {
+	case err == nil, apierrors.IsAlreadyExists(err):
+		return nil
+	case apierrors.IsForbidden(err):
+		return &NamespaceMissingError{Namespace: run.Namespace, Cluster: run.Cluster}
+	}
+	return fmt.Errorf("creating the work namespace %s: %w", run.Namespace, err)
 }
 
 // readStoredPlan reads the plan another writer stored first (or that the
@@ -91,7 +113,7 @@ func planConfigMap(run Run, p plan.Plan) (*corev1.ConfigMap, error) {
 		return nil, fmt.Errorf("encoding the plan: %w", err)
 	}
 	if len(data) > maxPlanBytes {
-		return nil, fmt.Errorf("the plan of cluster %s is %d bytes, more than the %d a ConfigMap can hold: select fewer nodes", run.Cluster, len(data), maxPlanBytes)
+		return nil, &PermanentError{Reason: ReasonPlanTooLarge, Err: fmt.Errorf("the plan of cluster %s is %d bytes, more than the %d a ConfigMap can hold: select fewer nodes", run.Cluster, len(data), maxPlanBytes)}
 	}
 	labels := runLabels(run)
 	labels[fleetv1.ComponentLabel] = planComponent
@@ -112,7 +134,7 @@ func planConfigMap(run Run, p plan.Plan) (*corev1.ConfigMap, error) {
 // NotFound, and nothing else a Create does is NotFound.
 func namespaceError(err error, namespace string) error {
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("namespace %s does not exist in the member cluster (registering the cluster creates it): %w", namespace, err)
+		return fmt.Errorf("namespace %s does not exist in the member cluster: %w", namespace, err)
 	}
 	return err
 }

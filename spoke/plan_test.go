@@ -19,6 +19,8 @@ package spoke
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -44,6 +46,25 @@ var staleGet = interceptor.Funcs{
 	Get: func(_ context.Context, _ client.WithWatch, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
 		return apierrors.NewNotFound(schema.GroupResource{Resource: "configmaps"}, key.Name)
 	},
+}
+
+// missingNamespace answers NotFound to Creates in the work namespace until
+// the namespace is created; creating it fails with nsErr when set.
+func missingNamespace(nsErr error) interceptor.Funcs {
+	created := false
+	return interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		if _, ok := obj.(*corev1.Namespace); ok {
+			if nsErr != nil {
+				return nsErr
+			}
+			created = true
+			return c.Create(ctx, obj, opts...)
+		}
+		if !created {
+			return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, obj.GetNamespace())
+		}
+		return c.Create(ctx, obj, opts...)
+	}}
 }
 
 func foreignConfigMap() *corev1.ConfigMap {
@@ -97,13 +118,23 @@ func TestEnsurePlan(t *testing.T) {
 			nodes:   readyNodes("a"),
 			wantErr: "ConfigMap fleetjob-system/" + naming.PlanName(testUID) + " exists but does not belong to ClusterJob " + string(testUID),
 		},
-		"namespace missing": {
-			funcs: interceptor.Funcs{Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
-				return apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, obj.GetNamespace())
-			}},
+		"namespace missing: created, then the plan": {
+			funcs:    missingNamespace(nil),
+			cj:       makeClusterJob("disk-clean").Obj(),
+			nodes:    readyNodes("a"),
+			wantPlan: allOf("a"),
+		},
+		"namespace missing and may not be created": {
+			funcs:   missingNamespace(apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, testNamespace, nil)),
 			cj:      makeClusterJob("disk-clean").Obj(),
 			nodes:   readyNodes("a"),
-			wantErr: "namespace fleetjob-system does not exist in the member cluster",
+			wantErr: "namespace fleetjob-system does not exist in cluster member-1 and the registered identity may not create it: run `kubectl fleetjob register member-1` again",
+		},
+		"namespace missing, creating it fails otherwise": {
+			funcs:   missingNamespace(apierrors.NewServiceUnavailable("etcd down")),
+			cj:      makeClusterJob("disk-clean").Obj(),
+			nodes:   readyNodes("a"),
+			wantErr: "creating the work namespace fleetjob-system: etcd down",
 		},
 		"other create error": {
 			funcs: interceptor.Funcs{Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
@@ -147,7 +178,7 @@ func TestEnsurePlan(t *testing.T) {
 			if diff := cmp.Diff(tc.wantPlan, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("EnsurePlan() mismatch (-want +got):\n%s", diff)
 			}
-			stored, found, err := readPlan(context.Background(), live, testNamespace, testUID)
+			stored, found, err := ReadPlan(context.Background(), live, testRun(tc.cj))
 			if err != nil || !found {
 				t.Fatalf("reading the stored plan: found %v, error %v", found, err)
 			}
@@ -220,4 +251,27 @@ func planObject(p plan.Plan) *corev1.ConfigMap {
 		panic(err)
 	}
 	return cm
+}
+
+func TestErrorReason(t *testing.T) {
+	gr := schema.GroupResource{Resource: "jobs"}
+	testCases := map[string]struct {
+		err           error
+		wantReason    string
+		wantPermanent bool
+	}{
+		"namespace missing": {err: fmt.Errorf("storing the plan: %w", &NamespaceMissingError{Namespace: "ns", Cluster: "c"}), wantReason: ReasonWorkNamespaceMissing},
+		"plan too large":    {err: fmt.Errorf("storing: %w", &PermanentError{Reason: ReasonPlanTooLarge, Err: errors.New("big")}), wantReason: ReasonPlanTooLarge, wantPermanent: true},
+		"forbidden":         {err: fmt.Errorf("creating Job: %w", apierrors.NewForbidden(gr, "j", errors.New("RBAC"))), wantReason: ReasonForbidden},
+		"timeout":           {err: context.DeadlineExceeded, wantReason: ReasonMemberError},
+		"server error":      {err: apierrors.NewInternalError(errors.New("boom")), wantReason: ReasonMemberError},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			reason, permanent := ErrorReason(tc.err)
+			if reason != tc.wantReason || permanent != tc.wantPermanent {
+				t.Errorf("ErrorReason() = %q, %v; want %q, %v", reason, permanent, tc.wantReason, tc.wantPermanent)
+			}
+		})
+	}
 }

@@ -118,6 +118,11 @@ func createJob(ctx context.Context, c client.Client, live client.Reader, run Run
 	if err == nil {
 		return true, nil
 	}
+	if apierrors.IsInvalid(err) {
+		// The template is valid on the hub but not for this member (an
+		// older API server, a field it does not know): retrying cannot help.
+		return false, &PermanentError{Reason: ReasonInvalidJob, Err: fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, err)}
+	}
 	if !apierrors.IsAlreadyExists(err) {
 		return false, fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, namespaceError(err, job.Namespace))
 	}

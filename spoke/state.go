@@ -201,20 +201,17 @@ func nodeState(node string, job *batchv1.Job, present bool) NodeState {
 }
 
 // jobOutcome reads a Job's result from its conditions only: counters lag
-// the conditions and depend on the Job's policies. FailureTarget and
-// SuccessCriteriaMet are set before Failed and Complete, while the last pods
-// terminate; the outcome is decided then. It returns NodeRunning and nil for
-// a Job that has not finished.
+// the conditions and depend on the Job's policies. Only Complete and Failed
+// are final: FailureTarget and SuccessCriteriaMet come first, while the
+// Job's last pods still terminate, and a group is not over, nor may the next
+// one start on other nodes, until they are gone. It returns NodeRunning and
+// nil for a Job that has not finished.
 func jobOutcome(job *batchv1.Job) (NodePhase, *batchv1.JobCondition) {
-	for _, t := range []batchv1.JobConditionType{batchv1.JobFailed, batchv1.JobFailureTarget} {
-		if c := trueCondition(job, t); c != nil {
-			return NodeFailed, c
-		}
+	if c := trueCondition(job, batchv1.JobFailed); c != nil {
+		return NodeFailed, c
 	}
-	for _, t := range []batchv1.JobConditionType{batchv1.JobComplete, batchv1.JobSuccessCriteriaMet} {
-		if c := trueCondition(job, t); c != nil {
-			return NodeSucceeded, c
-		}
+	if c := trueCondition(job, batchv1.JobComplete); c != nil {
+		return NodeSucceeded, c
 	}
 	return NodeRunning, nil
 }

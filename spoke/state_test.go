@@ -100,17 +100,16 @@ func TestDerive(t *testing.T) {
 				},
 			},
 		},
-		"FailureTarget alone is failed": {
+		"FailureTarget alone is still running: its pod may not be gone yet": {
 			plan: &twoGroups,
 			jobs: []batchv1.Job{makeJob("a").Started(t0).
 				Condition(batchv1.JobFailureTarget, corev1.ConditionTrue, "DeadlineExceeded", "Job was active longer than specified deadline", t1).Obj()},
 			nodesPresent: present("a", "b", "c"),
 			wantState: State{
 				Planned: true, Plan: twoGroups,
-				Groups: []GroupState{{Name: "batch-1", Nodes: 2, Pending: 1, Failed: 1}, {Name: "batch-2", Nodes: 1, Pending: 1}},
+				Groups: []GroupState{{Name: "batch-1", Nodes: 2, Pending: 1, Running: 1}, {Name: "batch-2", Nodes: 1, Pending: 1}},
 				Nodes: []NodeState{
-					{Node: "a", Job: jobName("a"), GroupName: "batch-1", Phase: NodeFailed, Reason: "DeadlineExceeded",
-						Message: "Job was active longer than specified deadline", StartTime: &t0, CompletionTime: &t1},
+					{Node: "a", Job: jobName("a"), GroupName: "batch-1", Phase: NodeRunning, StartTime: &t0},
 					pending("b", 0), pending("c", 1),
 				},
 			},
@@ -131,16 +130,16 @@ func TestDerive(t *testing.T) {
 				},
 			},
 		},
-		"SuccessCriteriaMet alone is succeeded": {
+		"SuccessCriteriaMet alone is still running": {
 			plan: &twoGroups,
 			jobs: []batchv1.Job{makeJob("a").Started(t0).
 				Condition(batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue, "SuccessPolicy", "Matched rules at index 0", t1).Obj()},
 			nodesPresent: present("a", "b", "c"),
 			wantState: State{
 				Planned: true, Plan: twoGroups,
-				Groups: []GroupState{{Name: "batch-1", Nodes: 2, Pending: 1, Succeeded: 1}, {Name: "batch-2", Nodes: 1, Pending: 1}},
+				Groups: []GroupState{{Name: "batch-1", Nodes: 2, Pending: 1, Running: 1}, {Name: "batch-2", Nodes: 1, Pending: 1}},
 				Nodes: []NodeState{
-					{Node: "a", Job: jobName("a"), GroupName: "batch-1", Phase: NodeSucceeded, StartTime: &t0, CompletionTime: &t1},
+					{Node: "a", Job: jobName("a"), GroupName: "batch-1", Phase: NodeRunning, StartTime: &t0},
 					pending("b", 0), pending("c", 1),
 				},
 			},
