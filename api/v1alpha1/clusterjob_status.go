@@ -217,6 +217,13 @@ type ClusterStatus struct {
 	// +optional
 	UnreachableSince *metav1.Time `json:"unreachableSince,omitempty"`
 
+	// failingSince is when the hub's work in the reachable cluster began to
+	// fail without a break (its reason and message tell how); the hub
+	// retries with backoff, and the cluster counts as failed once it keeps
+	// failing longer than the controller's --member-error-timeout.
+	// +optional
+	FailingSince *metav1.Time `json:"failingSince,omitempty"`
+
 	// groups counts the groups of the cluster's frozen plan.
 	// +optional
 	Groups GroupCounts `json:"groups,omitzero"`

@@ -211,6 +211,10 @@ func (in *ClusterStatus) DeepCopyInto(out *ClusterStatus) {
 		in, out := &in.UnreachableSince, &out.UnreachableSince
 		*out = (*in).DeepCopy()
 	}
+	if in.FailingSince != nil {
+		in, out := &in.FailingSince, &out.FailingSince
+		*out = (*in).DeepCopy()
+	}
 	out.Groups = in.Groups
 	if in.CurrentGroup != nil {
 		in, out := &in.CurrentGroup, &out.CurrentGroup

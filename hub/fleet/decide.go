@@ -21,6 +21,7 @@ limitations under the License.
 package fleet
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -47,14 +48,32 @@ type Cluster struct {
 	Error error
 	// Previous is the cluster's row in the last written status, if any.
 	Previous *fleetv1.ClusterStatus
+	// PlanLost means the cluster started but its frozen plan is gone, as
+	// read from the member's API server, not a cache; LeftJobs counts the
+	// run's Jobs still there.
+	PlanLost bool
+	LeftJobs int
 }
 
 // Input is everything Decide and Status look at.
 type Input struct {
-	Spec               *fleetv1.ClusterJobSpec
-	Clusters           []Cluster // sorted by name
-	Now                time.Time
+	Spec     *fleetv1.ClusterJobSpec
+	Clusters []Cluster // sorted by name
+	Now      time.Time
+	// Created is when the ClusterJob was created.
+	Created time.Time
+	// UnreachableTimeout is how long a cluster may stay unreachable.
 	UnreachableTimeout time.Duration
+	// MemberErrorTimeout is how long the hub's work in a reachable cluster
+	// may keep failing before the cluster fails.
+	MemberErrorTimeout time.Duration
+	// EmptySelectionGrace is how long a run that selects no cluster waits
+	// for registrations before it fails.
+	EmptySelectionGrace time.Duration
+	// ConnectingGraceUntil ends the hub's startup grace: until then, a
+	// cluster the hub is still connecting to accrues no unreachable time, so
+	// the hub's own downtime never fails a cluster.
+	ConnectingGraceUntil time.Time
 }
 
 // Decision is what the reconciler should do now.
@@ -65,20 +84,17 @@ type Decision struct {
 	Start map[string]int
 	// Stopped is true when failureStrategy exit stops the run.
 	Stopped bool
-	// RequeueAfter is the next deadline that no watch event will announce:
-	// an unreachable cluster's timeout.
+	// RequeueAfter is the next deadline or retry that no watch event will
+	// announce: a timeout, the retry of a failed call, the end of a grace.
 	RequeueAfter time.Duration
 }
 
 // Decide returns the actions for this reconcile.
 func Decide(in Input) Decision {
-	d := Decision{Start: map[string]int{}, Stopped: stopped(in)}
+	d := Decision{Start: map[string]int{}, Stopped: stopped(in), RequeueAfter: RequeueAfter(in)}
 	hold := d.Stopped || ptr.Deref(in.Spec.Suspend, false)
 	slots := freeSlots(in)
 	for _, c := range in.Clusters {
-		if wait := untilTimeout(in, c); wait > 0 && (d.RequeueAfter == 0 || wait < d.RequeueAfter) {
-			d.RequeueAfter = wait
-		}
 		if hold || finished(in, c) {
 			continue
 		}
@@ -141,12 +157,13 @@ func stopCause(in Input) string {
 		return ""
 	}
 	for _, c := range in.Clusters {
-		switch {
-		case anyFailed(c):
+		if anyFailed(c) {
 			return "a node failed in cluster " + c.Name
-		case timedOut(in, c):
-			return "cluster " + c.Name + " stayed unreachable"
-		case terminal(c) && c.Previous.Phase == fleetv1.ClusterFailed:
+		}
+		if f, ok := failure(in, c); ok {
+			return "cluster " + c.Name + " failed: " + f.reason
+		}
+		if terminal(c) && c.Previous.Phase == fleetv1.ClusterFailed {
 			return "cluster " + c.Name + " failed"
 		}
 	}
@@ -173,9 +190,9 @@ func terminal(c Cluster) bool {
 }
 
 // finished tells whether a cluster has nothing left to do: every group ran,
-// it timed out, or the run stopped and nothing of it is still running.
+// it failed, or the run stopped and nothing of it is still running.
 func finished(in Input, c Cluster) bool {
-	if terminal(c) || timedOut(in, c) {
+	if _, failed := failure(in, c); terminal(c) || failed {
 		return true
 	}
 	if !started(c) {
@@ -190,32 +207,109 @@ func finished(in Input, c Cluster) bool {
 	return stopped(in) && c.State.RunningGroup() < 0
 }
 
+// clusterFailure is why a cluster fails now, for its row.
+type clusterFailure struct{ reason, message string }
+
+// failure tells whether a cluster that has not finished fails now, and why:
+// it stayed unreachable too long, its plan is gone, or the hub's work in it
+// failed in a way retrying cannot heal or for longer than the error timeout.
+// Every way the hub can be stuck on a cluster ends here, in bounded time.
+func failure(in Input, c Cluster) (clusterFailure, bool) {
+	if terminal(c) {
+		return clusterFailure{}, false
+	}
+	switch {
+	case timedOut(in, c):
+		return clusterFailure{ReasonUnreachableTimeout, fmt.Sprintf("unreachable for longer than %s: %s", in.UnreachableTimeout, c.Message)}, true
+	case c.PlanLost:
+		return clusterFailure{ReasonPlanLost, fmt.Sprintf("the run's frozen plan is gone from the cluster (%d of its Jobs are left there); "+
+			"re-planning could run a node twice, so the cluster stops", c.LeftJobs)}, true
+	case c.Error != nil:
+		reason, permanent := spoke.ErrorReason(c.Error)
+		if permanent {
+			return clusterFailure{reason, c.Error.Error()}, true
+		}
+		if in.Now.Sub(failingSince(in, c)) >= in.MemberErrorTimeout {
+			return clusterFailure{reason, fmt.Sprintf("failing for longer than %s: %v", in.MemberErrorTimeout, c.Error)}, true
+		}
+	}
+	return clusterFailure{}, false
+}
+
 // timedOut tells whether a cluster stayed unreachable too long. A cluster
 // that never became reachable times out too, or one bad registration would
 // hold the whole run forever.
 func timedOut(in Input, c Cluster) bool {
-	since := unreachableSince(c)
+	since := unreachableSince(in, c)
 	return !since.IsZero() && !terminal(c) && in.Now.Sub(since) >= in.UnreachableTimeout
 }
 
-func untilTimeout(in Input, c Cluster) time.Duration {
-	since := unreachableSince(c)
-	if since.IsZero() || terminal(c) {
-		return 0
-	}
-	return max(0, since.Add(in.UnreachableTimeout).Sub(in.Now))
-}
-
 // unreachableSince prefers the time written in status, which survives a
-// controller restart, to the registry's, which restarts with it.
-func unreachableSince(c Cluster) time.Time {
-	if c.Reachable && c.Engaged {
+// controller restart, to the registry's, which restarts with it. A cluster
+// the hub is still connecting to in its startup grace is not unreachable:
+// the hub was, and a hub that restarts often must not fail every run.
+func unreachableSince(in Input, c Cluster) time.Time {
+	if c.Reachable && c.Engaged || inStartupGrace(in, c) {
 		return time.Time{}
 	}
 	if c.Previous != nil && c.Previous.UnreachableSince != nil {
 		return c.Previous.UnreachableSince.Time
 	}
 	return c.UnreachableSince
+}
+
+func inStartupGrace(in Input, c Cluster) bool {
+	return c.Reason == fleetv1.ClusterReasonConnecting && in.Now.Before(in.ConnectingGraceUntil)
+}
+
+// failingSince is when the hub's work in a cluster began to fail without a
+// break, kept in status across reconciles and restarts; zero when it works.
+func failingSince(in Input, c Cluster) time.Time {
+	if c.Error == nil {
+		return time.Time{}
+	}
+	if c.Previous != nil && c.Previous.FailingSince != nil {
+		return c.Previous.FailingSince.Time
+	}
+	return in.Now
+}
+
+// maxRetryInterval caps the backoff of a failing cluster: a fault fixed by
+// a person (a namespace created, a permission granted) is picked up within
+// this long, and a cluster that fails for minutes costs two calls a minute.
+const maxRetryInterval = 30 * time.Second
+
+// RequeueAfter is how soon the run must be looked at again when no watch
+// event may come: the next unreachable timeout, the retry of a cluster whose
+// work failed (backing off from 1 s, doubling with the time it has failed,
+// to maxRetryInterval), the end of the startup grace, or the end of the
+// wait for a first cluster. Zero means nothing is due.
+func RequeueAfter(in Input) time.Duration {
+	var next time.Duration
+	due := func(d time.Duration) {
+		if d > 0 && (next == 0 || d < next) {
+			next = d
+		}
+	}
+	if len(in.Clusters) == 0 {
+		due(in.Created.Add(in.EmptySelectionGrace).Sub(in.Now))
+	}
+	for _, c := range in.Clusters {
+		if _, failed := failure(in, c); terminal(c) || failed {
+			continue // its status is written now; nothing more is due
+		}
+		if since := unreachableSince(in, c); !since.IsZero() {
+			due(since.Add(in.UnreachableTimeout).Sub(in.Now))
+		}
+		if inStartupGrace(in, c) {
+			due(in.ConnectingGraceUntil.Sub(in.Now))
+		}
+		if c.Error != nil {
+			since := failingSince(in, c)
+			due(min(max(time.Second, in.Now.Sub(since)), maxRetryInterval, since.Add(in.MemberErrorTimeout).Sub(in.Now)))
+		}
+	}
+	return next
 }
 
 func isTerminal(p fleetv1.ClusterPhase) bool {

@@ -179,8 +179,9 @@ func TestDecide(t *testing.T) {
 			wantDecision: Decision{Plan: []string{"b"}},
 		},
 		"maxConcurrentClusters 1, an observation error on the first unstarted cluster: it keeps its turn": {
-			cj:       one,
-			clusters: []Cluster{makeCluster("a").Error("reading the plan: forbidden").Obj(), unplanned("b")},
+			cj:           one,
+			clusters:     []Cluster{makeCluster("a").Error("reading the plan: forbidden").Obj(), unplanned("b")},
+			wantDecision: Decision{RequeueAfter: time.Second},
 		},
 		"maxConcurrentClusters 2, the first not ready yet: it keeps its turn, the second is planned": {
 			cj: two,
@@ -275,13 +276,14 @@ func TestDecide(t *testing.T) {
 			clusters: []Cluster{makeCluster("a").Disengaged().Obj()},
 		},
 		"an observation error on a started cluster: no action": {
-			cj:       base,
-			clusters: []Cluster{makeCluster("a").Previous(startedRow(ago(time.Hour))).Error("listing Jobs: context deadline exceeded").Obj()},
+			cj:           base,
+			clusters:     []Cluster{makeCluster("a").Previous(startedRow(ago(time.Hour))).Error("listing Jobs: context deadline exceeded").Obj()},
+			wantDecision: Decision{RequeueAfter: time.Second},
 		},
 		"an observation error on an unstarted cluster: not planned": {
 			cj:           base,
 			clusters:     []Cluster{makeCluster("a").Error("reading the plan: forbidden").Obj(), unplanned("b")},
-			wantDecision: Decision{Plan: []string{"b"}},
+			wantDecision: Decision{Plan: []string{"b"}, RequeueAfter: time.Second},
 		},
 
 		"two started unreachable clusters: requeue at the earlier deadline": {
@@ -387,7 +389,7 @@ func TestDecide(t *testing.T) {
 				between("b"),
 				unplanned("c"),
 			},
-			wantDecision: Decision{Stopped: true},
+			wantDecision: Decision{Stopped: true, RequeueAfter: time.Second},
 		},
 		"exit, a cluster that timed out comes back: still stopped": {
 			cj: exit,

@@ -40,7 +40,8 @@ const (
 	ReasonRunning            = "Running"
 	ReasonCompleted          = "Completed"
 	ReasonFailed             = "Failed"
-	ReasonNoClusters         = "NoClusterMatched"
+	ReasonNoClusters         = "NoClusters"
+	ReasonPlanLost           = "PlanLost"
 	ReasonPending            = "Pending"
 )
 
@@ -73,8 +74,11 @@ func Status(in Input, d Decision, prev *fleetv1.ClusterJobStatus, generation int
 // clusterRow is one cluster's row.
 func clusterRow(in Input, d Decision, c Cluster) fleetv1.ClusterStatus {
 	row := fleetv1.ClusterStatus{Name: c.Name, Reachable: c.Engaged && c.Reachable}
-	if since := unreachableSince(c); !since.IsZero() {
+	if since := unreachableSince(in, c); !since.IsZero() {
 		row.UnreachableSince = &metav1.Time{Time: since}
+	}
+	if since := failingSince(in, c); !since.IsZero() {
+		row.FailingSince = &metav1.Time{Time: since}
 	}
 	if c.Engaged && c.State.Planned {
 		fillProgress(&row, c.State)
@@ -104,9 +108,9 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 	switch {
 	case c.Previous != nil && isTerminal(c.Previous.Phase):
 		return c.Previous.Phase, c.Previous.Reason, c.Previous.Message
-	case timedOut(in, c):
-		return fleetv1.ClusterFailed, ReasonUnreachableTimeout,
-			text.Truncate(fmt.Sprintf("unreachable for longer than %s: %s", in.UnreachableTimeout, c.Message), fleetv1.MaxClusterMessageLength)
+	case failing(in, c):
+		f, _ := failure(in, c)
+		return fleetv1.ClusterFailed, f.reason, text.Truncate(f.message, fleetv1.MaxClusterMessageLength)
 	case c.Engaged && c.State.Finished():
 		if row.Nodes.Failed > 0 {
 			return fleetv1.ClusterFailed, ReasonNodeFailed, failedMessage(row)
@@ -123,7 +127,8 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 	case !c.Engaged || !c.Reachable:
 		return unreachable(pendingOrRunning(c))
 	case c.Error != nil:
-		return pendingOrRunning(c), "Error", text.Truncate(c.Error.Error(), fleetv1.MaxClusterMessageLength)
+		reason, _ := spoke.ErrorReason(c.Error)
+		return pendingOrRunning(c), reason, text.Truncate("retrying: "+c.Error.Error(), fleetv1.MaxClusterMessageLength)
 	case !started(c) && ptr.Deref(in.Spec.Suspend, false):
 		return fleetv1.ClusterPending, ReasonSuspended, "spec.suspend is true"
 	case !started(c) && !slices.Contains(d.Plan, c.Name):
@@ -132,6 +137,11 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 		return fleetv1.ClusterPending, ReasonPending, "starting"
 	}
 	return fleetv1.ClusterRunning, ReasonRunning, ""
+}
+
+func failing(in Input, c Cluster) bool {
+	_, ok := failure(in, c)
+	return ok
 }
 
 func pendingOrRunning(c Cluster) fleetv1.ClusterPhase {
@@ -246,6 +256,14 @@ func summarize(rows []fleetv1.ClusterStatus) fleetv1.Summary {
 // phase is the run's phase: done when every cluster is done (or stopped and
 // idle), Running once any started.
 func phase(in Input, st fleetv1.ClusterJobStatus) fleetv1.Phase {
+	if len(st.Clusters) == 0 {
+		// Registrations applied with the ClusterJob may not be seen yet;
+		// after the grace, a run with nothing to run did not do its job.
+		if in.Now.Sub(in.Created) < in.EmptySelectionGrace {
+			return fleetv1.PhasePending
+		}
+		return fleetv1.PhaseFailed
+	}
 	done, anyStarted, failed := true, false, false
 	for i, r := range st.Clusters {
 		c := in.Clusters[i]
@@ -290,26 +308,19 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 	sum := st.Summary
 	progress := fmt.Sprintf("%s clusters finished, %s nodes succeeded, %d failed", sum.ClusterProgress, sum.NodeProgress, sum.Nodes.Failed)
 	if len(st.Clusters) == 0 {
-		progress = "no registered cluster matched spec.clusterSelector"
+		progress = fmt.Sprintf("no registered cluster matched spec.clusterSelector within %s of creation", in.EmptySelectionGrace)
+		if st.Phase == fleetv1.PhasePending {
+			progress = "waiting for a registered cluster to match spec.clusterSelector"
+		}
 	}
 	suspended := ptr.Deref(in.Spec.Suspend, false) && !isDone(st.Phase)
 	switch st.Phase {
 	case fleetv1.PhaseCompleted:
-		reason := ReasonCompleted
-		if len(st.Clusters) == 0 {
-			reason = ReasonNoClusters
-		}
-		set(fleetv1.ConditionProgressing, metav1.ConditionFalse, reason, progress)
-		set(fleetv1.ConditionComplete, metav1.ConditionTrue, reason, progress)
-		set(fleetv1.ConditionFailed, metav1.ConditionFalse, reason, progress)
+		set(fleetv1.ConditionProgressing, metav1.ConditionFalse, ReasonCompleted, progress)
+		set(fleetv1.ConditionComplete, metav1.ConditionTrue, ReasonCompleted, progress)
+		set(fleetv1.ConditionFailed, metav1.ConditionFalse, ReasonCompleted, progress)
 	case fleetv1.PhaseFailed:
-		reason := ReasonNodeFailed
-		if d.Stopped {
-			reason = ReasonStopped
-		}
-		if sum.Nodes.Failed == 0 {
-			reason = ReasonUnreachableTimeout
-		}
+		reason := failedReason(st, d)
 		set(fleetv1.ConditionProgressing, metav1.ConditionFalse, ReasonFailed, progress)
 		set(fleetv1.ConditionComplete, metav1.ConditionFalse, ReasonFailed, progress)
 		set(fleetv1.ConditionFailed, metav1.ConditionTrue, reason, progress)
@@ -330,4 +341,23 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 	} else {
 		set(fleetv1.ConditionSuspended, metav1.ConditionFalse, "NotSuspended", "")
 	}
+}
+
+// failedReason is the Failed condition's reason: no cluster, a node failed,
+// an exit stop, or else the reason of the first cluster that failed.
+func failedReason(st *fleetv1.ClusterJobStatus, d Decision) string {
+	switch {
+	case len(st.Clusters) == 0:
+		return ReasonNoClusters
+	case d.Stopped && st.Summary.Nodes.Failed > 0:
+		return ReasonStopped
+	case st.Summary.Nodes.Failed > 0:
+		return ReasonNodeFailed
+	}
+	for _, r := range st.Clusters {
+		if r.Phase == fleetv1.ClusterFailed {
+			return r.Reason
+		}
+	}
+	return ReasonFailed
 }

@@ -28,6 +28,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/spoke"
 )
 
 // Condition summaries, "status reason", as conditionSummary writes them.
@@ -128,6 +129,7 @@ func TestStatus(t *testing.T) {
 	// group that ran; TestStatusCurrentGroup tells it apart.
 	testCases := map[string]struct {
 		cj                 *fleetv1.ClusterJob
+		createdAgo         time.Duration // 0: the input's default
 		clusters           []Cluster
 		prev               fleetv1.ClusterJobStatus
 		wantPhase          fleetv1.Phase
@@ -138,12 +140,22 @@ func TestStatus(t *testing.T) {
 		wantStartTime      *metav1.Time
 		wantCompletionTime *metav1.Time
 	}{
-		"no cluster matched: completed at once": {
+		"no cluster matched yet, within the grace after creation: pending": {
 			cj:             base,
-			wantPhase:      fleetv1.PhaseCompleted,
-			wantConditions: wantConditions(false, ReasonNoClusters, "", false),
+			createdAgo:     30 * time.Second,
+			wantPhase:      fleetv1.PhasePending,
+			wantConditions: wantConditions(true, ReasonPending, "", false),
 			wantMessages: map[string]string{
-				fleetv1.ConditionComplete: "no registered cluster matched spec.clusterSelector",
+				fleetv1.ConditionProgressing: "waiting for a registered cluster to match spec.clusterSelector",
+			},
+			wantSummary: &fleetv1.Summary{ClusterProgress: "0/0", NodeProgress: "0/0"},
+		},
+		"no cluster matched past the grace: failed NoClusters": {
+			cj:             base,
+			wantPhase:      fleetv1.PhaseFailed,
+			wantConditions: wantConditions(false, "", ReasonNoClusters, false),
+			wantMessages: map[string]string{
+				fleetv1.ConditionFailed: "no registered cluster matched spec.clusterSelector within 1m0s of creation",
 			},
 			wantSummary:        &fleetv1.Summary{ClusterProgress: "0/0", NodeProgress: "0/0"},
 			wantStartTime:      mt(now),
@@ -641,9 +653,10 @@ func TestStatus(t *testing.T) {
 					StartTime:   mt(ago(30 * time.Minute)), CompletionTime: mt(now),
 				},
 				{
-					Name: "b", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: "Error",
-					Message: "listing the Jobs of the run: context deadline exceeded",
-					Groups:  fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
+					Name: "b", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: spoke.ReasonMemberError,
+					Message:      "retrying: listing the Jobs of the run: context deadline exceeded",
+					FailingSince: mt(now),
+					Groups:       fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
 					Nodes:     fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 3},
 					StartTime: mt(ago(30 * time.Minute)),
 				},
@@ -680,6 +693,9 @@ func TestStatus(t *testing.T) {
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
 			in := input(tc.cj, tc.clusters...)
+			if tc.createdAgo != 0 {
+				in.Created = ago(tc.createdAgo)
+			}
 			prev := tc.prev.DeepCopy()
 			got := Status(in, Decide(in), prev, 1)
 			if got.ObservedGeneration != 1 {

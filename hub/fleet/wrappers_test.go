@@ -39,6 +39,8 @@ const (
 	testNamespace = "fleetjob-system"
 	// timeout is the controller's --unreachable-timeout in every test.
 	timeout = time.Hour
+	// errorTimeout is the controller's --member-error-timeout in every test.
+	errorTimeout = 10 * time.Minute
 	// failReason and failMessage are what the Job controller writes on a Job
 	// that ran out of retries.
 	failReason  = "BackoffLimitExceeded"
@@ -280,6 +282,22 @@ func (w *clusterWrapper) Error(msg string) *clusterWrapper {
 	return w
 }
 
+// Err sets Error to err, as when the hub's work in the cluster failed.
+func (w *clusterWrapper) Err(err error) *clusterWrapper { w.Cluster.Error = err; return w }
+
+// PlanLost marks the cluster's plan as gone, with left Jobs remaining.
+func (w *clusterWrapper) PlanLost(left int) *clusterWrapper {
+	w.Cluster.PlanLost, w.LeftJobs, w.Cluster.State = true, left, spoke.State{}
+	return w
+}
+
+// Connecting marks the cluster as one the registry is still connecting to.
+func (w *clusterWrapper) Connecting() *clusterWrapper {
+	w.Engaged, w.Reachable, w.Reason, w.Message = false, false, fleetv1.ClusterReasonConnecting, "connecting"
+	w.UnreachableSince = now
+	return w
+}
+
 // Previous sets Previous, the cluster's row in the last written status.
 func (w *clusterWrapper) Previous(row fleetv1.ClusterStatus) *clusterWrapper {
 	row.Name = w.Name
@@ -292,7 +310,8 @@ func (w *clusterWrapper) Obj() Cluster { return w.Cluster }
 
 // input is the Input of cj over clusters at now, with the test timeout.
 func input(cj *fleetv1.ClusterJob, clusters ...Cluster) Input {
-	return Input{Spec: &cj.Spec, Clusters: clusters, Now: now, UnreachableTimeout: timeout}
+	return Input{Spec: &cj.Spec, Clusters: clusters, Now: now, Created: ago(2 * time.Hour),
+		UnreachableTimeout: timeout, MemberErrorTimeout: errorTimeout, EmptySelectionGrace: time.Minute}
 }
 
 // startedRow is a previous row of a cluster that started at start and runs.

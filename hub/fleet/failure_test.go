@@ -1,0 +1,196 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/spoke"
+)
+
+// rowView is what TestFailures checks of a cluster's row.
+type rowView struct {
+	Phase        fleetv1.ClusterPhase
+	Reason       string
+	Message      string
+	FailingSince *time.Time
+}
+
+// TestFailures covers every way a cluster the hub cannot make progress in
+// ends: retried with backoff while a fault may heal, failed at its deadline
+// or at once when it cannot, and the run ending with it.
+func TestFailures(t *testing.T) {
+	base := makeClusterJob().Obj()
+	exit := makeClusterJob().Exit().Obj()
+	one := makeClusterJob().MaxConcurrent(1).Obj()
+	nsMissing := fmt.Errorf("storing the plan: %w", &spoke.NamespaceMissingError{Namespace: testNamespace, Cluster: "a"})
+	forbidden := errors.New("creating Job fleetjob-system/x: jobs.batch is forbidden")
+	tooLarge := &spoke.PermanentError{Reason: spoke.ReasonPlanTooLarge, Err: errors.New("the plan of cluster a is 2000000 bytes")}
+	failingFor := func(d time.Duration) fleetv1.ClusterStatus {
+		return fleetv1.ClusterStatus{Phase: fleetv1.ClusterPending, Reachable: true, FailingSince: mt(ago(d))}
+	}
+	startedFailingFor := func(d time.Duration) fleetv1.ClusterStatus {
+		row := startedRow(ago(time.Hour))
+		row.FailingSince = mt(ago(d))
+		return row
+	}
+	running := func(cluster string) Cluster {
+		r := makeRun(base, cluster, 6)
+		return r.Start(r.Group(0)...).Cluster().Obj()
+	}
+	tp := func(t time.Time) *time.Time { return &t }
+
+	testCases := map[string]struct {
+		cj           *fleetv1.ClusterJob
+		clusters     []Cluster
+		graceUntil   time.Time
+		wantDecision Decision
+		wantRow      rowView // of the first cluster
+		wantPhase    fleetv1.Phase
+	}{
+		"first error: retried in 1 s, the row names the reason and since when": {
+			cj:           base,
+			clusters:     []Cluster{makeCluster("a").Err(nsMissing).Obj()},
+			wantDecision: Decision{RequeueAfter: time.Second},
+			wantRow: rowView{Phase: fleetv1.ClusterPending, Reason: spoke.ReasonWorkNamespaceMissing,
+				Message: "retrying: " + nsMissing.Error(), FailingSince: tp(now)},
+			wantPhase: fleetv1.PhasePending,
+		},
+		"failing for 5 s: the next retry backs off to 5 s": {
+			cj:           base,
+			clusters:     []Cluster{makeCluster("a").Err(nsMissing).Previous(failingFor(5 * time.Second)).Obj()},
+			wantDecision: Decision{RequeueAfter: 5 * time.Second},
+			wantRow: rowView{Phase: fleetv1.ClusterPending, Reason: spoke.ReasonWorkNamespaceMissing,
+				Message: "retrying: " + nsMissing.Error(), FailingSince: tp(ago(5 * time.Second))},
+			wantPhase: fleetv1.PhasePending,
+		},
+		"failing for 3 minutes: retries are capped at 30 s": {
+			cj:           base,
+			clusters:     []Cluster{makeCluster("a").Err(forbidden).Previous(startedFailingFor(3 * time.Minute)).Obj()},
+			wantDecision: Decision{RequeueAfter: 30 * time.Second},
+			wantRow: rowView{Phase: fleetv1.ClusterRunning, Reason: spoke.ReasonMemberError,
+				Message: "retrying: " + forbidden.Error(), FailingSince: tp(ago(3 * time.Minute))},
+			wantPhase: fleetv1.PhaseRunning,
+		},
+		"10 s before the error timeout: the last retry is at the deadline": {
+			cj:           base,
+			clusters:     []Cluster{makeCluster("a").Err(forbidden).Previous(startedFailingFor(errorTimeout - 10*time.Second)).Obj()},
+			wantDecision: Decision{RequeueAfter: 10 * time.Second},
+			wantRow: rowView{Phase: fleetv1.ClusterRunning, Reason: spoke.ReasonMemberError,
+				Message: "retrying: " + forbidden.Error(), FailingSince: tp(ago(errorTimeout - 10*time.Second))},
+			wantPhase: fleetv1.PhaseRunning,
+		},
+		"failing past the error timeout: the cluster fails with the last error, and the run ends": {
+			cj:       base,
+			clusters: []Cluster{makeCluster("a").Err(nsMissing).Previous(failingFor(errorTimeout)).Obj()},
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: spoke.ReasonWorkNamespaceMissing,
+				Message: "failing for longer than 10m0s: " + nsMissing.Error(), FailingSince: tp(ago(errorTimeout))},
+			wantPhase: fleetv1.PhaseFailed,
+		},
+		"a failed unstarted cluster frees its slot under maxConcurrentClusters": {
+			cj:           one,
+			clusters:     []Cluster{makeCluster("a").Err(nsMissing).Previous(failingFor(errorTimeout)).Obj(), makeCluster("b").Obj()},
+			wantDecision: Decision{Plan: []string{"b"}},
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: spoke.ReasonWorkNamespaceMissing,
+				Message: "failing for longer than 10m0s: " + nsMissing.Error(), FailingSince: tp(ago(errorTimeout))},
+			wantPhase: fleetv1.PhasePending, // b is planned by the act that follows
+		},
+		"a permanent error fails the cluster at once": {
+			cj:        base,
+			clusters:  []Cluster{makeCluster("a").Err(tooLarge).Obj(), running("b")},
+			wantRow:   rowView{Phase: fleetv1.ClusterFailed, Reason: spoke.ReasonPlanTooLarge, Message: tooLarge.Error(), FailingSince: tp(now)},
+			wantPhase: fleetv1.PhaseRunning,
+		},
+		"exit: a cluster failed by its error timeout stops the fleet": {
+			cj: exit,
+			clusters: []Cluster{
+				makeCluster("a").Err(forbidden).Previous(startedFailingFor(errorTimeout)).Obj(),
+				makeCluster("b").Obj(),
+			},
+			wantDecision: Decision{Stopped: true},
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: spoke.ReasonMemberError,
+				Message: "failing for longer than 10m0s: " + forbidden.Error(), FailingSince: tp(ago(errorTimeout))},
+			wantPhase: fleetv1.PhaseFailed,
+		},
+		"a started cluster whose plan is gone fails PlanLost and is not planned again": {
+			cj:       base,
+			clusters: []Cluster{makeCluster("a").Previous(startedRow(ago(time.Hour))).PlanLost(2).Obj()},
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: ReasonPlanLost,
+				Message: "the run's frozen plan is gone from the cluster (2 of its Jobs are left there); re-planning could run a node twice, so the cluster stops"},
+			wantPhase: fleetv1.PhaseFailed,
+		},
+		"exit: a lost plan stops the fleet": {
+			cj:           exit,
+			clusters:     []Cluster{makeCluster("a").Previous(startedRow(ago(time.Hour))).PlanLost(0).Obj(), makeCluster("b").Obj()},
+			wantDecision: Decision{Stopped: true},
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: ReasonPlanLost,
+				Message: "the run's frozen plan is gone from the cluster (0 of its Jobs are left there); re-planning could run a node twice, so the cluster stops"},
+			wantPhase: fleetv1.PhaseFailed,
+		},
+		"startup grace: a cluster still connecting after a hub restart accrues no unreachable time": {
+			cj: base,
+			clusters: []Cluster{makeCluster("a").Connecting().Previous(fleetv1.ClusterStatus{
+				Phase: fleetv1.ClusterRunning, Reason: fleetv1.ClusterReasonConnecting, StartTime: mt(ago(3 * time.Hour)),
+				UnreachableSince: mt(ago(2 * time.Hour)),
+			}).Obj()},
+			graceUntil:   now.Add(20 * time.Second),
+			wantDecision: Decision{RequeueAfter: 20 * time.Second},
+			wantRow:      rowView{Phase: fleetv1.ClusterRunning, Reason: fleetv1.ClusterReasonConnecting, Message: "connecting"},
+			wantPhase:    fleetv1.PhaseRunning,
+		},
+		"after the startup grace, a cluster still connecting times out as before": {
+			cj: base,
+			clusters: []Cluster{makeCluster("a").Connecting().Previous(fleetv1.ClusterStatus{
+				Phase: fleetv1.ClusterRunning, Reason: fleetv1.ClusterReasonConnecting, StartTime: mt(ago(3 * time.Hour)),
+				UnreachableSince: mt(ago(2 * time.Hour)),
+			}).Obj()},
+			graceUntil: now.Add(-time.Second),
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: ReasonUnreachableTimeout,
+				Message: "unreachable for longer than 1h0m0s: connecting"},
+			wantPhase: fleetv1.PhaseFailed,
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			in := input(tc.cj, tc.clusters...)
+			in.ConnectingGraceUntil = tc.graceUntil
+			d := Decide(in)
+			if diff := cmp.Diff(tc.wantDecision, d, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Decide() mismatch (-want +got):\n%s", diff)
+			}
+			st := Status(in, d, &fleetv1.ClusterJobStatus{}, 1)
+			row := st.Clusters[0]
+			got := rowView{Phase: row.Phase, Reason: row.Reason, Message: row.Message}
+			if row.FailingSince != nil {
+				got.FailingSince = &row.FailingSince.Time
+			}
+			if diff := cmp.Diff(tc.wantRow, got); diff != "" {
+				t.Errorf("row mismatch (-want +got):\n%s", diff)
+			}
+			if st.Phase != tc.wantPhase {
+				t.Errorf("Phase = %q, want %q", st.Phase, tc.wantPhase)
+			}
+		})
+	}
+}
