@@ -70,8 +70,8 @@ type NamespaceMissingError struct {
 
 // Error implements error, with the commands that fix it.
 func (e *NamespaceMissingError) Error() string {
-	return fmt.Sprintf("namespace %s does not exist in cluster %s and the registered identity may not create it: "+
-		"run `kubectl fleetjob register %s` again, or `kubectl create namespace %s` in the member",
+	return fmt.Sprintf("namespace %s is missing in cluster %s and the registered identity may not create it: "+
+		"run `kubectl fleetjob register %s` again or `kubectl create namespace %s` in the member",
 		e.Namespace, e.Cluster, e.Cluster, e.Namespace)
 }
 

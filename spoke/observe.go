@@ -141,3 +141,13 @@ func checkNodeCount(listed int, remaining *int64) error {
 	}
 	return nil
 }
+
+// CountJobs counts the run's Jobs in the member. c is best the cached
+// client, whose Jobs informer exists already.
+func CountJobs(ctx context.Context, c client.Reader, run Run) (int, error) {
+	var jobs batchv1.JobList
+	if err := c.List(ctx, &jobs, client.InNamespace(run.Namespace), uidLabels(run.ClusterJob.UID), client.UnsafeDisableDeepCopy); err != nil {
+		return 0, fmt.Errorf("listing the Jobs of the run in namespace %s: %w", run.Namespace, err)
+	}
+	return len(jobs.Items), nil
+}

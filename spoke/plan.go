@@ -19,6 +19,7 @@ package spoke
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,11 +71,14 @@ func EnsurePlan(ctx context.Context, c client.Client, live client.Reader, run Ru
 			err = c.Create(ctx, cm)
 		}
 	}
+	var missing *NamespaceMissingError
 	switch {
 	case err == nil:
 		return p, nil
 	case apierrors.IsAlreadyExists(err):
 		return readStoredPlan(ctx, live, client.ObjectKeyFromObject(cm), cj.UID)
+	case errors.As(err, &missing):
+		return plan.Plan{}, err // it says all, and the row has room for little
 	default:
 		return plan.Plan{}, fmt.Errorf("creating plan ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
 	}

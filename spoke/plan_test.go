@@ -128,7 +128,7 @@ func TestEnsurePlan(t *testing.T) {
 			funcs:   missingNamespace(apierrors.NewForbidden(schema.GroupResource{Resource: "namespaces"}, testNamespace, nil)),
 			cj:      makeClusterJob("disk-clean").Obj(),
 			nodes:   readyNodes("a"),
-			wantErr: "namespace fleetjob-system does not exist in cluster member-1 and the registered identity may not create it: run `kubectl fleetjob register member-1` again",
+			wantErr: "namespace fleetjob-system is missing in cluster member-1 and the registered identity may not create it: run `kubectl fleetjob register member-1` again",
 		},
 		"namespace missing, creating it fails otherwise": {
 			funcs:   missingNamespace(apierrors.NewServiceUnavailable("etcd down")),

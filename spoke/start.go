@@ -67,20 +67,33 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 	}
 	made, errs := createAll(ctx, c, live, run, jobs)
 	var created []batchv1.Job
-	var conflicts []error
-	var failure error
+	var conflicts, failures []error
 	for i, job := range jobs {
 		var conflict *ConflictError
 		switch err := errs[i]; {
 		case errors.As(err, &conflict):
 			conflicts = append(conflicts, err)
-		case err != nil && failure == nil:
-			failure = err
+		case err != nil:
+			failures = append(failures, err)
 		case made[i]:
 			created = append(created, *job)
 		}
 	}
-	return created, errors.Join(append(conflicts, failure)...)
+	return created, errors.Join(append(conflicts, rootCause(failures))...)
+}
+
+// rootCause is the failure that stopped the creations: the others were
+// cancelled because of it, and would hide it from the cluster's row.
+func rootCause(failures []error) error {
+	for _, err := range failures {
+		if !errors.Is(err, context.Canceled) {
+			return err
+		}
+	}
+	if len(failures) > 0 {
+		return failures[0]
+	}
+	return nil
 }
 
 // createAll creates jobs, createParallelism at a time, and stops starting

@@ -222,3 +222,23 @@ func TestStartGroupBoundsParallelCreates(t *testing.T) {
 		t.Errorf("%d creations ran at once, want at most %d", got, createParallelism)
 	}
 }
+
+func TestRootCause(t *testing.T) {
+	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "j", errors.New("RBAC"))
+	cancelled := fmt.Errorf("creating Job ns/j: client rate limiter Wait returned an error: %w", context.Canceled)
+	testCases := map[string]struct {
+		failures []error
+		want     error
+	}{
+		"none":                        {},
+		"the cause after a cancel":    {failures: []error{cancelled, forbidden, cancelled}, want: forbidden},
+		"only cancels: the first one": {failures: []error{cancelled}, want: cancelled},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			if got := rootCause(tc.failures); got != tc.want {
+				t.Errorf("rootCause() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -19,7 +19,9 @@ limitations under the License.
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"time"
 
@@ -59,12 +61,19 @@ func main() {
 	flag.DurationVar(&members.HealthInterval, "member-health-interval", 10*time.Second, "How often engaged members are probed.")
 	flag.DurationVar(&opts.UnreachableTimeout, "unreachable-timeout", 10*time.Minute, "How long a started member may stay unreachable before it counts as failed (and how long it may hold a deletion).")
 	flag.DurationVar(&opts.MemberTimeout, "member-timeout", 30*time.Second, "Time allowed for the work in one member per reconcile.")
+	flag.DurationVar(&opts.MemberErrorTimeout, "member-error-timeout", 10*time.Minute, "How long the hub's work in a reachable member may keep failing (retried with backoff up to 30s) before the member counts as failed.")
+	flag.DurationVar(&opts.EmptySelectionGrace, "empty-selection-grace", time.Minute, "How long a ClusterJob that selects no cluster waits for registrations before it fails NoClusters.")
 	flag.IntVar(&opts.Parallelism, "parallelism", 16, "Members observed or acted on at once per reconcile.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	members.QPS, members.Namespace, opts.RegistrationNamespace = float32(*qps), namespace, namespace
+	opts.ConnectTimeout = members.ConnectTimeout
+	if err := validate(members, opts); err != nil {
+		fmt.Fprintf(os.Stderr, "fleetjob-hub: %v\n", err)
+		os.Exit(2)
+	}
 	if err := run(metricsAddr, probeAddr, leaderElect, members, opts); err != nil {
 		ctrl.Log.Error(err, "Running the hub controller failed")
 		os.Exit(1)
@@ -119,4 +128,38 @@ func run(metricsAddr, probeAddr string, leaderElect bool, members clusters.Optio
 	}
 	ctrl.Log.Info("Starting the hub controller", "registrationNamespace", members.Namespace)
 	return mgr.Start(ctx)
+}
+
+// validate refuses flag values the hub cannot run with, naming the flag,
+// before anything starts: a zero interval would panic a ticker, a zero
+// timeout would fail every member at once.
+func validate(members clusters.Options, opts controller.Options) error {
+	var errs []error
+	positive := func(flag string, d time.Duration) {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("--%s must be positive, not %s", flag, d))
+		}
+	}
+	positive("member-request-timeout", members.RequestTimeout)
+	positive("member-connect-timeout", members.ConnectTimeout)
+	positive("member-health-interval", members.HealthInterval)
+	positive("unreachable-timeout", opts.UnreachableTimeout)
+	positive("member-timeout", opts.MemberTimeout)
+	positive("member-error-timeout", opts.MemberErrorTimeout)
+	if opts.EmptySelectionGrace < 0 {
+		errs = append(errs, fmt.Errorf("--empty-selection-grace must not be negative, not %s", opts.EmptySelectionGrace))
+	}
+	if members.QPS <= 0 {
+		errs = append(errs, fmt.Errorf("--member-qps must be positive, not %g", members.QPS))
+	}
+	if members.Burst < 1 {
+		errs = append(errs, fmt.Errorf("--member-burst must be at least 1, not %d", members.Burst))
+	}
+	if opts.Parallelism < 1 {
+		errs = append(errs, fmt.Errorf("--parallelism must be at least 1, not %d", opts.Parallelism))
+	}
+	if members.Namespace == "" {
+		errs = append(errs, errors.New("--registration-namespace must not be empty"))
+	}
+	return errors.Join(errs...)
 }

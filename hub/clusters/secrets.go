@@ -97,6 +97,6 @@ func (r *secretReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 
 func (r *secretReconciler) warn(secret *corev1.Secret, reason string, err error) {
 	if rec := r.provider.opts.Recorder; rec != nil {
-		rec.Eventf(secret, nil, corev1.EventTypeWarning, reason, "Connect", "%s", text.Truncate(fmt.Sprintf("cluster %s: %v", secret.Name, err), 1000))
+		rec.Eventf(secret, nil, corev1.EventTypeWarning, reason, "Connect", "%s", text.Truncate(fmt.Sprintf("cluster %s: %v", secret.Name, err), text.MaxEventNote))
 	}
 }

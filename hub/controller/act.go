@@ -28,6 +28,7 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/fleet"
+	"github.com/fleetjob/fleetjob/pkg/text"
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
@@ -124,6 +125,6 @@ func (r *Reconciler) emit(cj *fleetv1.ClusterJob, notes []note, prevPhase fleetv
 			cj.Status.Phase, cj.Status.Summary.ClusterProgress, cj.Status.Summary.NodeProgress, cj.Status.Summary.Nodes.Failed)})
 	}
 	for _, n := range notes {
-		r.Recorder.Eventf(cj, nil, n.eventType, n.reason, "Reconcile", "%s", n.message)
+		r.Recorder.Eventf(cj, nil, n.eventType, n.reason, "Reconcile", "%s", text.Truncate(n.message, text.MaxEventNote))
 	}
 }

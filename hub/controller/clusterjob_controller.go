@@ -64,6 +64,16 @@ type Options struct {
 	// UnreachableTimeout is how long a started member may stay unreachable
 	// before it counts as failed, and how long it may hold a deletion.
 	UnreachableTimeout time.Duration
+	// MemberErrorTimeout is how long the hub's work in a reachable member
+	// may keep failing, retried with backoff, before the member fails.
+	MemberErrorTimeout time.Duration
+	// EmptySelectionGrace is how long a run that selects no cluster waits
+	// for registrations before it fails NoClusters.
+	EmptySelectionGrace time.Duration
+	// ConnectTimeout is the registry's --member-connect-timeout: for that
+	// long after the hub starts, members still connecting accrue no
+	// unreachable time.
+	ConnectTimeout time.Duration
 	// MemberTimeout bounds the work done in one member per reconcile.
 	MemberTimeout time.Duration
 	// Parallelism is how many members are observed or acted on at once.
@@ -78,6 +88,9 @@ type Reconciler struct {
 	Recorder events.EventRecorder
 	Clock    clock.PassiveClock
 	Options  Options
+
+	// startedAt is when the hub started: its startup grace counts from it.
+	startedAt time.Time
 }
 
 // Reconcile fetches, observes every selected member, decides, acts and
@@ -101,9 +114,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	in := fleet.Input{Spec: &cj.Spec, Clusters: r.observe(ctx, cj, names), Now: r.Clock.Now(), UnreachableTimeout: r.Options.UnreachableTimeout}
+	in := r.input(cj, r.observe(ctx, cj, names))
 	decision := fleet.Decide(in)
 	notes := r.act(ctx, cj, in.Clusters, decision)
+	// After act: what it failed at is retried too.
+	requeue := fleet.RequeueAfter(in)
 	status := fleet.Status(in, decision, &cj.Status, cj.Generation)
 	prevPhase := cj.Status.Phase
 	if err := r.writeStatus(ctx, cj, status); err != nil {
@@ -117,7 +132,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		return ctrl.Result{}, err
 	}
 	r.emit(cj, notes, prevPhase)
-	return ctrl.Result{RequeueAfter: decision.RequeueAfter}, nil
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+func (r *Reconciler) input(cj *fleetv1.ClusterJob, clusters []fleet.Cluster) fleet.Input {
+	return fleet.Input{
+		Spec: &cj.Spec, Clusters: clusters, Now: r.Clock.Now(), Created: cj.CreationTimestamp.Time,
+		UnreachableTimeout:   r.Options.UnreachableTimeout,
+		MemberErrorTimeout:   r.Options.MemberErrorTimeout,
+		EmptySelectionGrace:  r.Options.EmptySelectionGrace,
+		ConnectingGraceUntil: r.startedAt.Add(r.Options.ConnectTimeout),
+	}
 }
 
 func (r *Reconciler) ensureFinalizer(ctx context.Context, cj *fleetv1.ClusterJob) error {

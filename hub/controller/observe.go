@@ -95,7 +95,22 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
 	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), run)
+	if c.Error == nil && !c.State.Planned && prev != nil && prev.StartTime != nil && m.Reachable {
+		c.PlanLost, c.LeftJobs, c.Error = planLost(ctx, cl, run)
+	}
 	return c
+}
+
+// planLost tells whether a started cluster's plan is really gone, as the
+// member's API server says: the cache may just not have seen it yet. left
+// counts the run's Jobs still there.
+func planLost(ctx context.Context, cl cluster.Cluster, run spoke.Run) (lost bool, left int, err error) {
+	_, found, err := spoke.ReadPlan(ctx, cl.GetAPIReader(), run)
+	if err != nil || found {
+		return false, 0, err
+	}
+	left, err = spoke.CountJobs(ctx, cl.GetClient(), run)
+	return err == nil, left, err
 }
 
 // unknownMember tells a registration the registry has not seen yet (just

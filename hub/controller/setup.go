@@ -44,6 +44,7 @@ import (
 // and node deletions in members, mapped back to their hub ClusterJob; and
 // member connection changes from the registry.
 func (r *Reconciler) SetupWithManager(ctx context.Context) error {
+	r.startedAt = r.Clock.Now()
 	changes := make(chan event.TypedGenericEvent[client.Object])
 	if err := r.Manager.GetLocalManager().Add(&changeRelay{r: r, out: changes}); err != nil {
 		return err

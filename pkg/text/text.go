@@ -19,6 +19,10 @@ package text
 
 import "unicode/utf8"
 
+// MaxEventNote is the most bytes the API server accepts in an event's note;
+// a longer one is rejected and the event lost.
+const MaxEventNote = 1024
+
 // Truncate cuts s to at most n bytes, on a rune boundary, and marks the cut
 // with "...": status strings have byte limits, and a message cut in the
 // middle of a character would be invalid UTF-8.

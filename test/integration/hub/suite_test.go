@@ -158,6 +158,10 @@ func recreateNodes(m *member, prefix string, ids ...int) {
 // probe so that a stopped member is noticed within seconds.
 type hubOptions struct {
 	unreachableTimeout time.Duration
+	// errorTimeout is --member-error-timeout (default 10 minutes).
+	errorTimeout time.Duration
+	// emptySelectionGrace is --empty-selection-grace (default 1 minute).
+	emptySelectionGrace time.Duration
 }
 
 // startHub runs the hub controller as cmd/fleetjob-hub wires it, and
@@ -165,6 +169,12 @@ type hubOptions struct {
 func startHub(o hubOptions) func() {
 	if o.unreachableTimeout == 0 {
 		o.unreachableTimeout = 10 * time.Minute
+	}
+	if o.errorTimeout == 0 {
+		o.errorTimeout = 10 * time.Minute
+	}
+	if o.emptySelectionGrace == 0 {
+		o.emptySelectionGrace = time.Minute
 	}
 	provider := clusters.New(clusters.Options{
 		Namespace: workNamespace, QPS: 100, Burst: 200,
@@ -185,7 +195,10 @@ func startHub(o hubOptions) func() {
 	r := &controller.Reconciler{
 		Manager: mgr, Hub: local.GetClient(), Members: provider,
 		Recorder: local.GetEventRecorder("fleetjob-hub"), Clock: clock.RealClock{},
-		Options: controller.Options{RegistrationNamespace: workNamespace, UnreachableTimeout: o.unreachableTimeout, MemberTimeout: 10 * time.Second, Parallelism: 4},
+		Options: controller.Options{
+			RegistrationNamespace: workNamespace, UnreachableTimeout: o.unreachableTimeout, MemberTimeout: 10 * time.Second, Parallelism: 4,
+			MemberErrorTimeout: o.errorTimeout, EmptySelectionGrace: o.emptySelectionGrace, ConnectTimeout: 10 * time.Second,
+		},
 	}
 	Expect(r.SetupWithManager(ctx)).To(Succeed())
 	Expect(provider.SetupWithManager(mgr)).To(Succeed())
@@ -213,6 +226,21 @@ func register(m *member, user envtest.User, labels map[string]string) {
 }
 
 func registerKubeconfig(name string, kubeconfig []byte, labels map[string]string) {
+	registerSecret(name, kubeconfig, labels, "")
+}
+
+// registerIn registers m as user with namespace as its work namespace.
+func registerIn(m *member, user envtest.User, namespace string) {
+	u, err := m.env.AddUser(user, nil)
+	Expect(err).NotTo(HaveOccurred())
+	kubeconfig, err := u.KubeConfig()
+	Expect(err).NotTo(HaveOccurred())
+	registerSecret(m.name, kubeconfig, nil, namespace)
+}
+
+// registerSecret creates a registration Secret, as a user would by hand;
+// workNS, when set, is its fleetjob.io/namespace annotation.
+func registerSecret(name string, kubeconfig []byte, labels map[string]string, workNS string) {
 	l := map[string]string{fleetv1.RegistrationLabel: "true"}
 	for k, v := range labels {
 		l[k] = v
@@ -220,6 +248,9 @@ func registerKubeconfig(name string, kubeconfig []byte, labels map[string]string
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: workNamespace, Labels: l},
 		Data:       map[string][]byte{fleetv1.KubeconfigKey: kubeconfig},
+	}
+	if workNS != "" {
+		secret.Annotations = map[string]string{fleetv1.NamespaceAnnotation: workNS}
 	}
 	Expect(hubC.Create(ctx, secret)).To(Succeed())
 }
@@ -230,9 +261,9 @@ func unregister(name string) {
 
 var admin = envtest.User{Name: "fleetjob-admin", Groups: []string{"system:masters"}}
 
-// memberJobs lists the fleetjob Jobs of a member.
+// memberJobs lists the fleetjob Jobs of a member, in every namespace.
 func memberJobs(m *member) []batchv1.Job {
 	jobs := &batchv1.JobList{}
-	Expect(m.client.List(ctx, jobs, client.InNamespace(workNamespace), client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue})).To(Succeed())
+	Expect(m.client.List(ctx, jobs, client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue})).To(Succeed())
 	return jobs.Items
 }

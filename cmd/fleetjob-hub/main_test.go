@@ -1,0 +1,63 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fleetjob/fleetjob/hub/clusters"
+	"github.com/fleetjob/fleetjob/hub/controller"
+)
+
+func TestValidate(t *testing.T) {
+	good := func() (clusters.Options, controller.Options) {
+		return clusters.Options{Namespace: "fleetjob-system", QPS: 100, Burst: 200, RequestTimeout: 30 * time.Second,
+				ConnectTimeout: time.Minute, HealthInterval: 10 * time.Second},
+			controller.Options{UnreachableTimeout: 10 * time.Minute, MemberTimeout: 30 * time.Second,
+				MemberErrorTimeout: 10 * time.Minute, EmptySelectionGrace: time.Minute, Parallelism: 16}
+	}
+	testCases := map[string]struct {
+		mutate  func(*clusters.Options, *controller.Options)
+		wantErr string
+	}{
+		"defaults":               {mutate: func(*clusters.Options, *controller.Options) {}},
+		"health interval 0":      {mutate: func(m *clusters.Options, _ *controller.Options) { m.HealthInterval = 0 }, wantErr: "--member-health-interval must be positive"},
+		"error timeout negative": {mutate: func(_ *clusters.Options, o *controller.Options) { o.MemberErrorTimeout = -time.Second }, wantErr: "--member-error-timeout must be positive"},
+		"no grace is fine":       {mutate: func(_ *clusters.Options, o *controller.Options) { o.EmptySelectionGrace = 0 }},
+		"parallelism 0":          {mutate: func(_ *clusters.Options, o *controller.Options) { o.Parallelism = 0 }, wantErr: "--parallelism must be at least 1"},
+		"qps 0":                  {mutate: func(m *clusters.Options, _ *controller.Options) { m.QPS = 0 }, wantErr: "--member-qps must be positive"},
+		"no namespace":           {mutate: func(m *clusters.Options, _ *controller.Options) { m.Namespace = "" }, wantErr: "--registration-namespace must not be empty"},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			m, o := good()
+			tc.mutate(&m, &o)
+			err := validate(m, o)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatalf("validate() error = %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("validate() error = %v, want it to contain %q", err, tc.wantErr)
+			}
+		})
+	}
+}
