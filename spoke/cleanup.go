@@ -19,105 +19,168 @@ package spoke
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
 
-// Cleanup deletes ClusterJob uid's Jobs, with their pods, and its plan from
-// namespace. It reports true once nothing of the run is left; false means
-// call again later (deletion takes time, and a cached c sees it late). It
-// deletes by collection, one call per kind however many nodes ran, so the
-// member's credentials need the deletecollection verb on Jobs and
-// ConfigMaps.
-func Cleanup(ctx context.Context, c client.Client, namespace string, uid types.UID) (bool, error) {
-	sel := uidLabels(uid)
+// Leftovers counts what is left of a run in a member.
+type Leftovers struct {
+	Jobs, ConfigMaps int
+}
+
+// None tells whether nothing is left.
+func (l Leftovers) None() bool { return l.Jobs == 0 && l.ConfigMaps == 0 }
+
+// String says what is left, for an event.
+func (l Leftovers) String() string {
+	return fmt.Sprintf("%d Jobs and %d ConfigMaps", l.Jobs, l.ConfigMaps)
+}
+
+// Cleanup deletes the Jobs, with their pods, and the plan that hub created
+// for ClusterJob uid in namespace, and returns what is left: call again
+// until nothing is (deletion takes time, and a cached c sees it late). Only
+// objects with hub's label are touched. It deletes by collection, one call
+// per kind however many nodes ran, so the member's credentials need the
+// deletecollection verb on Jobs and ConfigMaps.
+func Cleanup(ctx context.Context, c client.Client, namespace string, uid types.UID, hub string) (Leftovers, error) {
+	sel := ownLabels(uid, hub)
+	if err := deleteRun(ctx, c, namespace, sel); err != nil {
+		return Leftovers{}, fmt.Errorf("deleting the objects of ClusterJob %s in namespace %s: %w", uid, namespace, err)
+	}
+	return leftovers(ctx, c, namespace, sel)
+}
+
+// deleteRun deletes a run's Jobs, then its ConfigMaps: while any Job is
+// left, the plan still explains it.
+func deleteRun(ctx context.Context, c client.Client, namespace string, sel client.MatchingLabels) error {
 	if err := c.DeleteAllOf(ctx, &batchv1.Job{}, client.InNamespace(namespace), sel, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {
-		return false, fmt.Errorf("deleting the Jobs of ClusterJob %s in namespace %s: %w", uid, namespace, err)
+		return fmt.Errorf("deleting Jobs: %w", err)
 	}
-	// The plan goes last: while any Job is left, the plan still explains it.
 	if err := c.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(namespace), sel); err != nil {
-		return false, fmt.Errorf("deleting the plan of ClusterJob %s in namespace %s: %w", uid, namespace, err)
+		return fmt.Errorf("deleting ConfigMaps: %w", err)
 	}
-	return noneLeft(ctx, c, namespace, sel)
+	return nil
 }
 
-// noneLeft tells whether no Job and no ConfigMap matches sel. It asks for one
-// item of each, which a cache also honours.
-func noneLeft(ctx context.Context, c client.Reader, namespace string, sel client.MatchingLabels) (bool, error) {
-	for _, list := range []client.ObjectList{&batchv1.JobList{}, &corev1.ConfigMapList{}} {
-		if err := c.List(ctx, list, client.InNamespace(namespace), sel, client.Limit(1)); err != nil {
-			return false, fmt.Errorf("listing what is left in namespace %s: %w", namespace, err)
-		}
-		if meta.LenList(list) > 0 {
-			return false, nil
+func leftovers(ctx context.Context, c client.Reader, namespace string, sel client.MatchingLabels) (Leftovers, error) {
+	var jobs batchv1.JobList
+	var cms corev1.ConfigMapList
+	for _, list := range []client.ObjectList{&jobs, &cms} {
+		if err := c.List(ctx, list, client.InNamespace(namespace), sel, client.UnsafeDisableDeepCopy); err != nil {
+			return Leftovers{}, fmt.Errorf("listing what is left in namespace %s: %w", namespace, err)
 		}
 	}
-	return true, nil
+	return Leftovers{Jobs: len(jobs.Items), ConfigMaps: len(cms.Items)}, nil
 }
 
-// CollectGarbage deletes the fleetjob Jobs and plans in namespace whose
-// ClusterJob UID label value is not live: runs whose ClusterJob was deleted
-// while the member could not be reached, so that Cleanup never ran. It
-// returns how many objects it deleted.
-//
-// c is expected to read through the informer cache that already holds the
-// run's Jobs and plans (the hub's member client, or an agent's manager
-// client), so its lists are not paged: a controller-runtime cache truncates
-// at a limit and refuses continue tokens, so paging would silently miss
-// orphans. The lists share the cache's objects rather than copy them.
-func CollectGarbage(ctx context.Context, c client.Client, namespace string, live func(uidLabel string) bool) (int, error) {
-	jobs, err := collect(ctx, c, namespace, "Job", &batchv1.JobList{}, nil, live)
-	if err != nil {
-		return jobs, err
-	}
-	plans, err := collect(ctx, c, namespace, "plan ConfigMap", &corev1.ConfigMapList{},
-		client.MatchingLabels{fleetv1.ComponentLabel: planComponent}, live)
-	return jobs + plans, err
+// GCOptions say whose garbage may be collected, and when.
+type GCOptions struct {
+	// Hub is this hub's identity: only objects with its label are touched.
+	Hub string
+	// Now is the time of the pass.
+	Now time.Time
+	// MinAge spares the objects of a run until its youngest object is this
+	// old: a ClusterJob created while the pass runs is not in the caches the
+	// pass started from, and its first objects must not be taken for
+	// orphans.
+	MinAge time.Duration
+	// Gone tells whether the ClusterJob key, whose UID label is uid, is gone
+	// from the hub, as the hub's API server says (not a cache): absent, or
+	// present with another UID.
+	Gone func(ctx context.Context, key types.NamespacedName, uid string) (bool, error)
 }
 
-// collect deletes the fleetjob objects of list's kind that match extra and
-// whose UID label is not live, unless already being deleted. what names the
-// kind in errors.
-func collect(ctx context.Context, c client.Client, namespace, what string, list client.ObjectList, extra client.MatchingLabels, live func(string) bool) (int, error) {
-	if err := c.List(ctx, list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy,
-		client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue}, client.HasLabels{fleetv1.ClusterJobUIDLabel}, extra); err != nil {
-		return 0, fmt.Errorf("listing fleetjob %ss in namespace %s: %w", what, namespace, err)
-	}
-	var orphans []client.Object
-	err := meta.EachListItem(list, func(o runtime.Object) error {
-		obj := o.(client.Object)
-		if obj.GetDeletionTimestamp() == nil && !live(obj.GetLabels()[fleetv1.ClusterJobUIDLabel]) {
-			orphans = append(orphans, obj.DeepCopyObject().(client.Object))
+// CollectGarbage deletes from namespace the Jobs and ConfigMaps that this
+// hub created for ClusterJobs that are gone, and returns how many there
+// were. Objects of other hubs, hand-made ones and those of runs that Gone
+// does not confirm are never touched. c may be a cache: lists are not paged.
+func CollectGarbage(ctx context.Context, c client.Client, namespace string, o GCOptions) (int, error) {
+	var jobs batchv1.JobList
+	var cms corev1.ConfigMapList
+	own := client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue, fleetv1.HubLabel: o.Hub}
+	for _, list := range []client.ObjectList{&jobs, &cms} {
+		if err := c.List(ctx, list, client.InNamespace(namespace), own, client.HasLabels{fleetv1.ClusterJobUIDLabel}, client.UnsafeDisableDeepCopy); err != nil {
+			return 0, fmt.Errorf("listing fleetjob objects in namespace %s: %w", namespace, err)
 		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
 	}
-	return deleteAll(ctx, c, what, orphans)
-}
-
-// deleteAll deletes objs; one already gone does not count. Background
-// propagation takes a Job's pods with it.
-func deleteAll(ctx context.Context, c client.Client, what string, objs []client.Object) (int, error) {
+	var objs []metav1.Object
+	for i := range jobs.Items {
+		objs = append(objs, &jobs.Items[i])
+	}
+	for i := range cms.Items {
+		objs = append(objs, &cms.Items[i])
+	}
 	deleted := 0
-	for _, obj := range objs {
-		err := c.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
-		switch {
-		case err == nil:
-			deleted++
-		case !apierrors.IsNotFound(err):
-			return deleted, fmt.Errorf("deleting orphaned %s %s: %w", what, client.ObjectKeyFromObject(obj), err)
+	for _, r := range OrphanCandidates(objs, o.Now, o.MinAge) {
+		gone, err := o.Gone(ctx, r.ClusterJob, r.UID)
+		if err != nil {
+			return deleted, fmt.Errorf("checking ClusterJob %s on the hub: %w", r.ClusterJob, err)
 		}
+		if !gone {
+			continue
+		}
+		sel := client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue, fleetv1.HubLabel: o.Hub, fleetv1.ClusterJobUIDLabel: r.UID}
+		if err := deleteRun(ctx, c, namespace, sel); err != nil {
+			return deleted, fmt.Errorf("deleting the orphans of ClusterJob %s in namespace %s: %w", r.ClusterJob, namespace, err)
+		}
+		deleted += r.Objects
 	}
 	return deleted, nil
+}
+
+// OrphanRun is a run whose objects may be orphans.
+type OrphanRun struct {
+	// UID is the run's ClusterJob UID label value.
+	UID string
+	// ClusterJob is the run's ClusterJob on the hub.
+	ClusterJob types.NamespacedName
+	// Objects counts the run's objects.
+	Objects int
+}
+
+// OrphanCandidates groups objs by run and returns the runs whose ClusterJob
+// should be checked, sorted by UID: those whose every object is older than
+// minAge and name one ClusterJob. It is pure. An object that does not say
+// which ClusterJob it belongs to never makes its run a candidate: what
+// cannot be confirmed is not deleted.
+func OrphanCandidates(objs []metav1.Object, now time.Time, minAge time.Duration) []OrphanRun {
+	type run struct {
+		OrphanRun
+		young, unknown bool
+	}
+	runs := map[string]*run{}
+	for _, o := range objs {
+		uid := o.GetLabels()[fleetv1.ClusterJobUIDLabel]
+		r, ok := runs[uid]
+		if !ok {
+			r = &run{OrphanRun: OrphanRun{UID: uid}}
+			runs[uid] = r
+		}
+		r.Objects++
+		r.young = r.young || now.Sub(o.GetCreationTimestamp().Time) < minAge
+		ns, name, ok := strings.Cut(o.GetAnnotations()[fleetv1.ClusterJobAnnotation], "/")
+		switch key := (types.NamespacedName{Namespace: ns, Name: name}); {
+		case !ok || ns == "" || name == "" || r.ClusterJob.Name != "" && r.ClusterJob != key:
+			r.unknown = true
+		default:
+			r.ClusterJob = key
+		}
+	}
+	var out []OrphanRun
+	for _, uid := range slices.Sorted(maps.Keys(runs)) {
+		if r := runs[uid]; uid != "" && !r.young && !r.unknown {
+			out = append(out, r.OrphanRun)
+		}
+	}
+	return out
 }

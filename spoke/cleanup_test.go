@@ -21,13 +21,13 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -76,42 +76,44 @@ func leftOver(t *testing.T, c client.Reader) []string {
 
 func TestCleanup(t *testing.T) {
 	testCases := map[string]struct {
-		objs         []client.Object
-		funcs        interceptor.Funcs
-		wantDone     bool
-		wantLeftOver []string
-		wantErr      string
+		objs          []client.Object
+		funcs         interceptor.Funcs
+		wantLeftovers Leftovers
+		wantLeftOver  []string
+		wantErr       string
 	}{
-		"deletes the run's Jobs and plan, nothing else": {
+		"deletes the run's Jobs and plan this hub made, nothing else": {
 			objs: []client.Object{
 				makeJob("a").Ptr(), makeJob("b").Ptr(), planObject(allOf("a", "b")),
 				makeJob("c").Owner(otherUID).Ptr(), otherPlan(),
 				makeJob("d").Unmanaged().Ptr(),
+				makeJob("other-hub").Hub(otherHub).Ptr(),
+				makeJob("no-hub").Hub("").Ptr(),
 				inNamespace("elsewhere", makeJob("e").Ptr()),
 				userConfigMap("settings", nil),
 			},
-			wantDone: true,
 			wantLeftOver: []string{
 				"ConfigMap fleetjob-system/" + otherPlan().Name,
 				"ConfigMap fleetjob-system/settings",
 				"Job elsewhere/e",
 				"Job fleetjob-system/c",
 				"Job fleetjob-system/d",
+				"Job fleetjob-system/no-hub",
+				"Job fleetjob-system/other-hub",
 			},
 		},
 		"nothing of the run": {
 			objs:         []client.Object{otherPlan()},
-			wantDone:     true,
 			wantLeftOver: []string{"ConfigMap fleetjob-system/" + otherPlan().Name},
 		},
-		"a Job held by a finalizer is not done yet": {
+		"a Job held by a finalizer is left": {
 			objs: []client.Object{func() *batchv1.Job {
 				j := makeJob("a").Ptr()
 				j.Finalizers = []string{"example.com/hold"}
 				return j
 			}()},
-			wantDone:     false,
-			wantLeftOver: []string{"Job fleetjob-system/a"},
+			wantLeftovers: Leftovers{Jobs: 1},
+			wantLeftOver:  []string{"Job fleetjob-system/a"},
 		},
 		"delete error": {
 			objs: []client.Object{makeJob("a").Ptr()},
@@ -119,19 +121,19 @@ func TestCleanup(t *testing.T) {
 				return errors.New("connection refused")
 			}},
 			wantLeftOver: []string{"Job fleetjob-system/a"},
-			wantErr:      "deleting the Jobs of ClusterJob " + string(testUID) + " in namespace fleetjob-system: connection refused",
+			wantErr:      "deleting the objects of ClusterJob " + string(testUID) + " in namespace fleetjob-system: deleting Jobs: connection refused",
 		},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
 			live := fake.NewClientBuilder().WithObjects(tc.objs...).Build()
 			c := interceptor.NewClient(live, tc.funcs)
-			done, err := Cleanup(context.Background(), c, testNamespace, testUID)
+			left, err := Cleanup(context.Background(), c, testNamespace, testUID, testHub)
 			if diff := cmp.Diff(tc.wantErr, errorString(err)); diff != "" {
 				t.Errorf("Cleanup() error mismatch (-want +got):\n%s", diff)
 			}
-			if done != tc.wantDone {
-				t.Errorf("Cleanup() = %v, want %v", done, tc.wantDone)
+			if left != tc.wantLeftovers {
+				t.Errorf("Cleanup() = %+v, want %+v", left, tc.wantLeftovers)
 			}
 			if diff := cmp.Diff(tc.wantLeftOver, leftOver(t, live)); diff != "" {
 				t.Errorf("left over mismatch (-want +got):\n%s", diff)
@@ -154,7 +156,7 @@ func TestCleanupDeletesPods(t *testing.T) {
 			return c.DeleteAllOf(ctx, obj, opts...)
 		},
 	}).Build()
-	if _, err := Cleanup(context.Background(), c, testNamespace, testUID); err != nil {
+	if _, err := Cleanup(context.Background(), c, testNamespace, testUID, testHub); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]metav1.DeletionPropagation{metav1.DeletePropagationBackground}, got); diff != "" {
@@ -162,65 +164,90 @@ func TestCleanupDeletesPods(t *testing.T) {
 	}
 }
 
+// gone is a GCOptions.Gone that knows the live ClusterJobs by UID, and
+// records what it was asked.
+type gone struct {
+	live  map[string]bool
+	err   error
+	asked []string
+}
+
+func (g *gone) check(_ context.Context, key types.NamespacedName, uid string) (bool, error) {
+	g.asked = append(g.asked, key.String())
+	return !g.live[uid], g.err
+}
+
 func TestCollectGarbage(t *testing.T) {
+	old := metav1.NewTime(t0.Add(-time.Hour))
 	objs := []client.Object{
-		makeJob("live").Ptr(), planObject(allOf("live")),
-		makeJob("dead-1").Owner(otherUID).Ptr(), makeJob("dead-2").Owner(otherUID).Ptr(), otherPlan(),
-		makeJob("hand-made").Owner(otherUID).Unmanaged().Ptr(),
-		makeJob("no-uid").Owner("").Ptr(),
-		func() *batchv1.Job {
-			j := makeJob("dead-deleting").Owner(otherUID).Ptr()
-			j.DeletionTimestamp, j.Finalizers = &t0, []string{"example.com/hold"}
-			return j
-		}(),
-		inNamespace("elsewhere", makeJob("dead-elsewhere").Owner(otherUID).Ptr()),
-		userConfigMap("not-a-plan", map[string]string{fleetv1.ManagedByLabel: fleetv1.ManagedByValue, fleetv1.ClusterJobUIDLabel: string(otherUID)}),
+		makeJob("live").Created(old).Ptr(), planObject(allOf("live")),
+		makeJob("dead-1").Owner(otherUID).OfClusterJob("team-a/other").Created(old).Ptr(),
+		makeJob("dead-2").Owner(otherUID).OfClusterJob("team-a/other").Created(old).Ptr(), otherPlan(),
+		makeJob("hand-made").Owner(otherUID).Unmanaged().Created(old).Ptr(),
+		makeJob("other-hub").Owner(thirdUID).Hub(otherHub).Created(old).Ptr(),
+		makeJob("before-hub-label").Owner(thirdUID).Hub("").Created(old).Ptr(),
+		makeJob("no-uid").Owner("").Created(old).Ptr(),
+		makeJob("young").Owner(fourthUID).Created(t0).Ptr(),
+		inNamespace("elsewhere", makeJob("dead-elsewhere").Owner(otherUID).OfClusterJob("team-a/other").Created(old).Ptr()),
+	}
+	for _, o := range objs {
+		if o.GetCreationTimestamp().Time.IsZero() {
+			o.SetCreationTimestamp(old)
+		}
 	}
 	kept := []string{
 		"ConfigMap fleetjob-system/" + planObject(plan.Plan{}).Name,
-		"ConfigMap fleetjob-system/not-a-plan",
 		"Job elsewhere/dead-elsewhere",
-		"Job fleetjob-system/dead-deleting",
+		"Job fleetjob-system/before-hub-label",
 		"Job fleetjob-system/hand-made",
 		"Job fleetjob-system/live",
 		"Job fleetjob-system/no-uid",
+		"Job fleetjob-system/other-hub",
+		"Job fleetjob-system/young",
 	}
-	errDelete := errors.New("connection refused")
+	dead := []string{"ConfigMap fleetjob-system/" + otherPlan().Name, "Job fleetjob-system/dead-1", "Job fleetjob-system/dead-2"}
 	testCases := map[string]struct {
 		funcs        interceptor.Funcs
+		goneErr      error
 		wantDeleted  int
+		wantAsked    []string
 		wantLeftOver []string
 		wantErr      string
 	}{
-		"deletes only the objects of runs that are gone": {
+		"deletes only this hub's objects of runs confirmed gone, old enough": {
 			wantDeleted:  3,
+			wantAsked:    []string{"team-a/other", "team-a/disk-clean"},
 			wantLeftOver: kept,
 		},
-		"already deleted is fine": {
-			funcs: interceptor.Funcs{Delete: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.DeleteOption) error {
-				return apierrors.NewNotFound(schema.GroupResource{Resource: "jobs"}, obj.GetName())
-			}},
-			wantDeleted:  0,
-			wantLeftOver: append(slices.Clone(kept), "ConfigMap fleetjob-system/"+otherPlan().Name, "Job fleetjob-system/dead-1", "Job fleetjob-system/dead-2"),
+		"the hub cannot confirm: nothing is deleted": {
+			goneErr:      errors.New("hub API server unavailable"),
+			wantAsked:    []string{"team-a/other"},
+			wantLeftOver: append(slices.Clone(kept), dead...),
+			wantErr:      "checking ClusterJob team-a/other on the hub: hub API server unavailable",
 		},
 		"delete error stops": {
-			funcs: interceptor.Funcs{Delete: func(context.Context, client.WithWatch, client.Object, ...client.DeleteOption) error {
-				return errDelete
+			funcs: interceptor.Funcs{DeleteAllOf: func(context.Context, client.WithWatch, client.Object, ...client.DeleteAllOfOption) error {
+				return errors.New("connection refused")
 			}},
-			wantLeftOver: append(slices.Clone(kept), "ConfigMap fleetjob-system/"+otherPlan().Name, "Job fleetjob-system/dead-1", "Job fleetjob-system/dead-2"),
-			wantErr:      "deleting orphaned Job fleetjob-system/" + jobName("dead-1") + ": connection refused",
+			wantAsked:    []string{"team-a/other"},
+			wantLeftOver: append(slices.Clone(kept), dead...),
+			wantErr:      "deleting the orphans of ClusterJob team-a/other in namespace fleetjob-system: deleting Jobs: connection refused",
 		},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
 			live := fake.NewClientBuilder().WithObjects(objs...).Build()
 			c := interceptor.NewClient(live, tc.funcs)
-			got, err := CollectGarbage(context.Background(), c, testNamespace, func(uid string) bool { return uid == string(testUID) })
+			g := &gone{live: map[string]bool{string(testUID): true}, err: tc.goneErr}
+			got, err := CollectGarbage(context.Background(), c, testNamespace, GCOptions{Hub: testHub, Now: t0.Time, MinAge: time.Minute, Gone: g.check})
 			if diff := cmp.Diff(tc.wantErr, errorString(err)); diff != "" {
 				t.Errorf("CollectGarbage() error mismatch (-want +got):\n%s", diff)
 			}
 			if got != tc.wantDeleted {
 				t.Errorf("CollectGarbage() = %d, want %d", got, tc.wantDeleted)
+			}
+			if diff := cmp.Diff(tc.wantAsked, g.asked); diff != "" {
+				t.Errorf("ClusterJobs checked on the hub mismatch (-want +got):\n%s", diff)
 			}
 			want := slices.Sorted(slices.Values(tc.wantLeftOver))
 			if diff := cmp.Diff(want, leftOver(t, live)); diff != "" {
@@ -234,7 +261,7 @@ func TestCollectGarbage(t *testing.T) {
 // controller-runtime cache, which truncates at a limit and refuses continue
 // tokens.
 func TestCollectGarbageReadsWholeLists(t *testing.T) {
-	c := fake.NewClientBuilder().WithObjects(makeJob("a").Owner(otherUID).Ptr(), otherPlan()).WithInterceptorFuncs(interceptor.Funcs{
+	c := fake.NewClientBuilder().WithObjects(makeJob("a").Owner(otherUID).OfClusterJob("team-a/other").Ptr(), otherPlan()).WithInterceptorFuncs(interceptor.Funcs{
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 			if o := (&client.ListOptions{}).ApplyOptions(opts); o.Limit != 0 || o.Continue != "" {
 				return errors.New("continue list option is not supported by the cache")
@@ -242,11 +269,61 @@ func TestCollectGarbageReadsWholeLists(t *testing.T) {
 			return c.List(ctx, list, opts...)
 		},
 	}).Build()
-	got, err := CollectGarbage(context.Background(), c, testNamespace, func(string) bool { return false })
+	g := &gone{}
+	got, err := CollectGarbage(context.Background(), c, testNamespace, GCOptions{Hub: testHub, Gone: g.check})
 	if err != nil {
 		t.Fatalf("CollectGarbage() error = %v", err)
 	}
 	if got != 2 {
 		t.Errorf("CollectGarbage() = %d, want 2", got)
+	}
+}
+
+func TestOrphanCandidates(t *testing.T) {
+	now := t0.Time
+	obj := func(uid, owner string, created time.Duration) metav1.Object {
+		o := &metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(now.Add(-created)),
+			Labels: map[string]string{fleetv1.ClusterJobUIDLabel: uid}}
+		if owner != "" {
+			o.Annotations = map[string]string{fleetv1.ClusterJobAnnotation: owner}
+		}
+		return o
+	}
+	testCases := map[string]struct {
+		objs []metav1.Object
+		want []OrphanRun
+	}{
+		"none": {},
+		"old objects of one run: a candidate": {
+			objs: []metav1.Object{obj("u1", "ns/a", time.Hour), obj("u1", "ns/a", 2*time.Minute)},
+			want: []OrphanRun{{UID: "u1", ClusterJob: types.NamespacedName{Namespace: "ns", Name: "a"}, Objects: 2}},
+		},
+		"one object younger than a minute spares the whole run": {
+			objs: []metav1.Object{obj("u1", "ns/a", time.Hour), obj("u1", "ns/a", 59*time.Second)},
+		},
+		"exactly a minute old counts as old": {
+			objs: []metav1.Object{obj("u1", "ns/a", time.Minute)},
+			want: []OrphanRun{{UID: "u1", ClusterJob: types.NamespacedName{Namespace: "ns", Name: "a"}, Objects: 1}},
+		},
+		"an object that does not name its ClusterJob spares its run": {
+			objs: []metav1.Object{obj("u1", "ns/a", time.Hour), obj("u1", "", time.Hour), obj("u2", "a-name-only", time.Hour)},
+		},
+		"objects of one UID naming two ClusterJobs spare it": {
+			objs: []metav1.Object{obj("u1", "ns/a", time.Hour), obj("u1", "ns/b", time.Hour)},
+		},
+		"runs sorted by UID": {
+			objs: []metav1.Object{obj("u2", "ns/b", time.Hour), obj("u1", "ns/a", time.Hour)},
+			want: []OrphanRun{
+				{UID: "u1", ClusterJob: types.NamespacedName{Namespace: "ns", Name: "a"}, Objects: 1},
+				{UID: "u2", ClusterJob: types.NamespacedName{Namespace: "ns", Name: "b"}, Objects: 1},
+			},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, OrphanCandidates(tc.objs, now, time.Minute)); diff != "" {
+				t.Errorf("OrphanCandidates() mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -37,6 +37,9 @@ const (
 	// ReasonInvalidJob: the member's API server rejects the Job built from
 	// the template as invalid.
 	ReasonInvalidJob = "InvalidJob"
+	// ReasonDuplicateCluster: the member is registered under another name
+	// too, and that registration runs it.
+	ReasonDuplicateCluster = "DuplicateCluster"
 	// ReasonForbidden: the member refuses what the hub asked for.
 	ReasonForbidden = "Forbidden"
 	// ReasonMemberError: any other failure of a call to the member.

@@ -42,6 +42,7 @@ var fleetLabels = map[string]string{
 	fleetv1.ManagedByLabel:     fleetv1.ManagedByValue,
 	fleetv1.ClusterJobUIDLabel: string(testUID),
 	fleetv1.ClusterLabel:       testCluster,
+	fleetv1.HubLabel:           testHub,
 	fleetv1.NodeLabel:          testNode,
 	fleetv1.GroupIndexLabel:    "1",
 }

@@ -25,9 +25,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/naming"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 )
@@ -51,7 +51,7 @@ func Observe(ctx context.Context, c client.Reader, run Run) (State, error) {
 		return State{}, err
 	}
 	var jobs batchv1.JobList
-	if err := c.List(ctx, &jobs, client.InNamespace(run.Namespace), uidLabels(run.ClusterJob.UID)); err != nil {
+	if err := c.List(ctx, &jobs, client.InNamespace(run.Namespace), runSelector(run)); err != nil {
 		return State{}, fmt.Errorf("listing the Jobs of the run in namespace %s: %w", run.Namespace, err)
 	}
 	nodes, err := nodeNames(ctx, c)
@@ -87,14 +87,20 @@ func ReadPlan(ctx context.Context, r client.Reader, run Run) (plan.Plan, bool, e
 		}
 		return plan.Plan{}, false, fmt.Errorf("reading the plan ConfigMap %s: %w", key, err)
 	}
-	p, err := decodePlan(&cm, run.ClusterJob.UID)
+	p, err := decodePlan(&cm, run)
 	return p, err == nil, err
 }
 
-func decodePlan(cm *corev1.ConfigMap, uid types.UID) (plan.Plan, error) {
+func decodePlan(cm *corev1.ConfigMap, run Run) (plan.Plan, error) {
 	key := client.ObjectKeyFromObject(cm)
-	if !ownedBy(cm, uid) {
-		return plan.Plan{}, fmt.Errorf("ConfigMap %s exists but does not belong to ClusterJob %s", key, uid)
+	if !ownedBy(cm, run.ClusterJob.UID) {
+		return plan.Plan{}, fmt.Errorf("ConfigMap %s exists but does not belong to ClusterJob %s", key, run.ClusterJob.UID)
+	}
+	// One member registered under two names shares the work namespace: the
+	// plan is the first registration's, and the second must not run it.
+	if c, ok := cm.Labels[fleetv1.ClusterLabel]; ok && c != naming.LabelValue(run.Cluster) {
+		return plan.Plan{}, &PermanentError{Reason: ReasonDuplicateCluster, Err: fmt.Errorf(
+			"plan ConfigMap %s was made for cluster %s: the same member is registered as %s too", key, cm.Annotations[fleetv1.ClusterAnnotation], run.Cluster)}
 	}
 	data, ok := cm.Data[planKey]
 	if !ok {
@@ -146,7 +152,7 @@ func checkNodeCount(listed int, remaining *int64) error {
 // client, whose Jobs informer exists already.
 func CountJobs(ctx context.Context, c client.Reader, run Run) (int, error) {
 	var jobs batchv1.JobList
-	if err := c.List(ctx, &jobs, client.InNamespace(run.Namespace), uidLabels(run.ClusterJob.UID), client.UnsafeDisableDeepCopy); err != nil {
+	if err := c.List(ctx, &jobs, client.InNamespace(run.Namespace), runSelector(run), client.UnsafeDisableDeepCopy); err != nil {
 		return 0, fmt.Errorf("listing the Jobs of the run in namespace %s: %w", run.Namespace, err)
 	}
 	return len(jobs.Items), nil

@@ -25,7 +25,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -76,7 +75,7 @@ func EnsurePlan(ctx context.Context, c client.Client, live client.Reader, run Ru
 	case err == nil:
 		return p, nil
 	case apierrors.IsAlreadyExists(err):
-		return readStoredPlan(ctx, live, client.ObjectKeyFromObject(cm), cj.UID)
+		return readStoredPlan(ctx, live, client.ObjectKeyFromObject(cm), run)
 	case errors.As(err, &missing):
 		return plan.Plan{}, err // it says all, and the row has room for little
 	default:
@@ -101,12 +100,12 @@ func ensureNamespace(ctx context.Context, c client.Client, run Run) error {
 
 // readStoredPlan reads the plan another writer stored first (or that the
 // cache had not seen yet); it wins over the one just computed.
-func readStoredPlan(ctx context.Context, live client.Reader, key client.ObjectKey, uid types.UID) (plan.Plan, error) {
+func readStoredPlan(ctx context.Context, live client.Reader, key client.ObjectKey, run Run) (plan.Plan, error) {
 	var stored corev1.ConfigMap
 	if err := live.Get(ctx, key, &stored); err != nil {
 		return plan.Plan{}, fmt.Errorf("reading the existing plan ConfigMap %s: %w", key, err)
 	}
-	return decodePlan(&stored, uid)
+	return decodePlan(&stored, run)
 }
 
 // planConfigMap stores p for run. It is immutable: nothing may change a plan

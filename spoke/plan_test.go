@@ -230,6 +230,7 @@ func TestEnsurePlanConfigMap(t *testing.T) {
 				fleetv1.ClusterJobUIDLabel: string(testUID),
 				fleetv1.ComponentLabel:     "plan",
 				fleetv1.ClusterLabel:       testCluster,
+				fleetv1.HubLabel:           testHub,
 			},
 			Annotations: map[string]string{
 				fleetv1.ClusterJobAnnotation: "team-a/disk-clean",

@@ -39,6 +39,9 @@ type Run struct {
 	Cluster string
 	// Namespace is the member work namespace where the Jobs and the plan live.
 	Namespace string
+	// Hub is the identity of the hub that runs the ClusterJob; every object
+	// created for the run carries it.
+	Hub string
 }
 
 // uidLabels select every object of ClusterJob uid in a member. managed-by is
@@ -51,10 +54,28 @@ func uidLabels(uid types.UID) client.MatchingLabels {
 	}
 }
 
-// runLabels are the labels on every object of run in the member.
-func runLabels(run Run) map[string]string {
+// runSelector selects the objects of run: its ClusterJob's, made for this
+// cluster. Two registrations of one member never read each other's Jobs.
+func runSelector(run Run) client.MatchingLabels {
 	l := uidLabels(run.ClusterJob.UID)
 	l[fleetv1.ClusterLabel] = naming.LabelValue(run.Cluster)
+	return l
+}
+
+// ownLabels select the objects of ClusterJob uid that hub created: what
+// cleanup and garbage collection may delete, and nothing else.
+func ownLabels(uid types.UID, hub string) client.MatchingLabels {
+	l := uidLabels(uid)
+	l[fleetv1.HubLabel] = hub
+	return l
+}
+
+// runLabels are the labels on every object of run in the member.
+func runLabels(run Run) map[string]string {
+	l := runSelector(run)
+	if run.Hub != "" {
+		l[fleetv1.HubLabel] = run.Hub
+	}
 	return l
 }
 

@@ -32,8 +32,12 @@ import (
 const (
 	testUID       = types.UID("6f1c0f3e-2b7d-4a51-9a0e-3c5d8e7f9a10")
 	otherUID      = types.UID("0b7a2c4e-5f1d-4b8a-9c3e-7d6f5a4b3c2d")
+	thirdUID      = types.UID("9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b")
+	fourthUID     = types.UID("1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f")
 	testCluster   = "member-1"
 	testNamespace = "fleetjob-system"
+	testHub       = "hub-1"
+	otherHub      = "hub-2"
 )
 
 var (
@@ -84,7 +88,7 @@ func (w *clusterJobWrapper) Obj() *fleetv1.ClusterJob { return &w.ClusterJob }
 
 // testRun is the run of cj in testCluster's testNamespace.
 func testRun(cj *fleetv1.ClusterJob) Run {
-	return Run{ClusterJob: cj, Cluster: testCluster, Namespace: testNamespace}
+	return Run{ClusterJob: cj, Cluster: testCluster, Namespace: testNamespace, Hub: testHub}
 }
 
 // jobWrapper builds test Jobs: makeJob("n1").Complete(t1).Obj().
@@ -112,6 +116,25 @@ func (w *jobWrapper) Owner(uid types.UID) *jobWrapper {
 	w.Labels[fleetv1.ClusterJobUIDLabel] = naming.LabelValue(string(uid))
 	return w
 }
+
+// Hub sets the hub label; "" removes it, as on objects from before it.
+func (w *jobWrapper) Hub(hub string) *jobWrapper {
+	if hub == "" {
+		delete(w.Labels, fleetv1.HubLabel)
+		return w
+	}
+	w.Labels[fleetv1.HubLabel] = hub
+	return w
+}
+
+// OfClusterJob sets the ClusterJob annotation to key ("namespace/name").
+func (w *jobWrapper) OfClusterJob(key string) *jobWrapper {
+	w.Annotations[fleetv1.ClusterJobAnnotation] = key
+	return w
+}
+
+// Created sets metadata.creationTimestamp.
+func (w *jobWrapper) Created(t metav1.Time) *jobWrapper { w.CreationTimestamp = t; return w }
 
 // Unmanaged removes the managed-by label.
 func (w *jobWrapper) Unmanaged() *jobWrapper { delete(w.Labels, fleetv1.ManagedByLabel); return w }

@@ -30,6 +30,10 @@ const (
 	// ClusterJobUIDLabel holds the UID of the hub ClusterJob that owns a
 	// member object.
 	ClusterJobUIDLabel = "fleetjob.io/clusterjob-uid"
+	// HubLabel holds the identity of the hub that created a member object
+	// (by default the UID of the hub's kube-system namespace): a hub only
+	// ever collects or cleans up objects that carry its own.
+	HubLabel = "fleetjob.io/hub"
 	// ClusterLabel holds the member cluster name (hashed if it is not a valid
 	// label value).
 	ClusterLabel = "fleetjob.io/cluster"

@@ -19,15 +19,21 @@ limitations under the License.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -64,12 +70,14 @@ func main() {
 	flag.DurationVar(&opts.MemberErrorTimeout, "member-error-timeout", 10*time.Minute, "How long the hub's work in a reachable member may keep failing (retried with backoff up to 30s) before the member counts as failed.")
 	flag.DurationVar(&opts.EmptySelectionGrace, "empty-selection-grace", time.Minute, "How long a ClusterJob that selects no cluster waits for registrations before it fails NoClusters.")
 	flag.IntVar(&opts.Parallelism, "parallelism", 16, "Members observed or acted on at once per reconcile.")
+	flag.StringVar(&opts.HubID, "hub-id", "", "Identity of this hub, a label value set on everything it creates in members; it only ever deletes objects with its own. Default: the UID of the hub's kube-system namespace. Never change it while runs exist.")
+	flag.DurationVar(&opts.GCInterval, "gc-interval", 5*time.Minute, "How often every reachable member is swept for this hub's orphaned Jobs and plans (besides each reconnect).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	members.QPS, members.Namespace, opts.RegistrationNamespace = float32(*qps), namespace, namespace
-	opts.ConnectTimeout = members.ConnectTimeout
+	opts.ConnectTimeout, opts.GCMinAge = members.ConnectTimeout, gcMinAge
 	if err := validate(members, opts); err != nil {
 		fmt.Fprintf(os.Stderr, "fleetjob-hub: %v\n", err)
 		os.Exit(2)
@@ -89,11 +97,19 @@ func run(metricsAddr, probeAddr string, leaderElect bool, members clusters.Optio
 		return err
 	}
 	ctx := ctrl.SetupSignalHandler()
+	cfg := ctrl.GetConfigOrDie()
+	if opts.HubID == "" {
+		id, err := hubID(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		opts.HubID = id
+	}
 	provider := clusters.New(members)
 	// No manager-level controller options here: multicluster controllers
 	// ignore them, and a ReconciliationTimeout would leak into the
 	// registration controller and cut members off.
-	mgr, err := mcmanager.New(ctrl.GetConfigOrDie(), provider, mcmanager.Options{
+	mgr, err := mcmanager.New(cfg, provider, mcmanager.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: probeAddr,
@@ -110,7 +126,7 @@ func run(metricsAddr, probeAddr string, leaderElect bool, members clusters.Optio
 	local := mgr.GetLocalManager()
 	provider.SetRecorder(local.GetEventRecorder("fleetjob-hub"))
 	r := &controller.Reconciler{
-		Manager: mgr, Hub: local.GetClient(), Members: provider,
+		Manager: mgr, Hub: local.GetClient(), HubReader: local.GetAPIReader(), Members: provider,
 		Recorder: local.GetEventRecorder("fleetjob-hub"), Clock: clock.RealClock{}, Options: opts,
 	}
 	if err := r.SetupWithManager(ctx); err != nil {
@@ -126,7 +142,7 @@ func run(metricsAddr, probeAddr string, leaderElect bool, members clusters.Optio
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	ctrl.Log.Info("Starting the hub controller", "registrationNamespace", members.Namespace)
+	ctrl.Log.Info("Starting the hub controller", "registrationNamespace", members.Namespace, "hubID", opts.HubID)
 	return mgr.Start(ctx)
 }
 
@@ -146,6 +162,12 @@ func validate(members clusters.Options, opts controller.Options) error {
 	positive("unreachable-timeout", opts.UnreachableTimeout)
 	positive("member-timeout", opts.MemberTimeout)
 	positive("member-error-timeout", opts.MemberErrorTimeout)
+	positive("gc-interval", opts.GCInterval)
+	if opts.HubID != "" {
+		if bad := validation.IsValidLabelValue(opts.HubID); len(bad) > 0 {
+			errs = append(errs, fmt.Errorf("--hub-id %q is not a valid label value: %s", opts.HubID, strings.Join(bad, "; ")))
+		}
+	}
 	if opts.EmptySelectionGrace < 0 {
 		errs = append(errs, fmt.Errorf("--empty-selection-grace must not be negative, not %s", opts.EmptySelectionGrace))
 	}
@@ -162,4 +184,25 @@ func validate(members clusters.Options, opts controller.Options) error {
 		errs = append(errs, errors.New("--registration-namespace must not be empty"))
 	}
 	return errors.Join(errs...)
+}
+
+// gcMinAge spares a run's member objects for a minute after the youngest was
+// created: long past any cache lag, short enough that orphans go within one
+// garbage collection interval.
+const gcMinAge = time.Minute
+
+// hubID is the UID of the hub's kube-system namespace: it exists on every
+// cluster, never changes while the cluster lives, and differs between hubs.
+func hubID(ctx context.Context, cfg *rest.Config) (string, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("reading the hub's identity (the kube-system namespace UID; set --hub-id to choose one): %w", err)
+	}
+	return string(ns.UID), nil
 }

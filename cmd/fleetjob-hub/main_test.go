@@ -30,19 +30,21 @@ func TestValidate(t *testing.T) {
 		return clusters.Options{Namespace: "fleetjob-system", QPS: 100, Burst: 200, RequestTimeout: 30 * time.Second,
 				ConnectTimeout: time.Minute, HealthInterval: 10 * time.Second},
 			controller.Options{UnreachableTimeout: 10 * time.Minute, MemberTimeout: 30 * time.Second,
-				MemberErrorTimeout: 10 * time.Minute, EmptySelectionGrace: time.Minute, Parallelism: 16}
+				MemberErrorTimeout: 10 * time.Minute, EmptySelectionGrace: time.Minute, Parallelism: 16, GCInterval: 5 * time.Minute}
 	}
 	testCases := map[string]struct {
 		mutate  func(*clusters.Options, *controller.Options)
 		wantErr string
 	}{
-		"defaults":               {mutate: func(*clusters.Options, *controller.Options) {}},
-		"health interval 0":      {mutate: func(m *clusters.Options, _ *controller.Options) { m.HealthInterval = 0 }, wantErr: "--member-health-interval must be positive"},
-		"error timeout negative": {mutate: func(_ *clusters.Options, o *controller.Options) { o.MemberErrorTimeout = -time.Second }, wantErr: "--member-error-timeout must be positive"},
-		"no grace is fine":       {mutate: func(_ *clusters.Options, o *controller.Options) { o.EmptySelectionGrace = 0 }},
-		"parallelism 0":          {mutate: func(_ *clusters.Options, o *controller.Options) { o.Parallelism = 0 }, wantErr: "--parallelism must be at least 1"},
-		"qps 0":                  {mutate: func(m *clusters.Options, _ *controller.Options) { m.QPS = 0 }, wantErr: "--member-qps must be positive"},
-		"no namespace":           {mutate: func(m *clusters.Options, _ *controller.Options) { m.Namespace = "" }, wantErr: "--registration-namespace must not be empty"},
+		"defaults":                 {mutate: func(*clusters.Options, *controller.Options) {}},
+		"health interval 0":        {mutate: func(m *clusters.Options, _ *controller.Options) { m.HealthInterval = 0 }, wantErr: "--member-health-interval must be positive"},
+		"error timeout negative":   {mutate: func(_ *clusters.Options, o *controller.Options) { o.MemberErrorTimeout = -time.Second }, wantErr: "--member-error-timeout must be positive"},
+		"no grace is fine":         {mutate: func(_ *clusters.Options, o *controller.Options) { o.EmptySelectionGrace = 0 }},
+		"parallelism 0":            {mutate: func(_ *clusters.Options, o *controller.Options) { o.Parallelism = 0 }, wantErr: "--parallelism must be at least 1"},
+		"qps 0":                    {mutate: func(m *clusters.Options, _ *controller.Options) { m.QPS = 0 }, wantErr: "--member-qps must be positive"},
+		"hub id not a label value": {mutate: func(_ *clusters.Options, o *controller.Options) { o.HubID = "prod/eu" }, wantErr: `--hub-id "prod/eu" is not a valid label value`},
+		"hub id":                   {mutate: func(_ *clusters.Options, o *controller.Options) { o.HubID = "prod-eu-1" }},
+		"no namespace":             {mutate: func(m *clusters.Options, _ *controller.Options) { m.Namespace = "" }, wantErr: "--registration-namespace must not be empty"},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {

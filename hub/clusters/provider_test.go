@@ -149,13 +149,15 @@ func memberNames(ms []Member) []string {
 
 func TestRestConfig(t *testing.T) {
 	p := newTestProvider(&fakeClock{t: t0})
-	in := &rest.Config{Host: testServer, BearerToken: "token-1", QPS: 5, Burst: 10, UserAgent: "kubectl"}
+	// A kubeconfig's own timeout is dropped too: member caches are built
+	// from this config, and client-go would cut every watch after it.
+	in := &rest.Config{Host: testServer, BearerToken: "token-1", QPS: 5, Burst: 10, UserAgent: "kubectl", Timeout: 30 * time.Second}
 	got := p.restConfig(in)
-	want := &rest.Config{Host: testServer, BearerToken: "token-1", QPS: 50, Burst: 100, Timeout: 10 * time.Second, UserAgent: "fleetjob-hub"}
+	want := &rest.Config{Host: testServer, BearerToken: "token-1", QPS: 50, Burst: 100, UserAgent: "fleetjob-hub"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("restConfig() (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(&rest.Config{Host: testServer, BearerToken: "token-1", QPS: 5, Burst: 10, UserAgent: "kubectl"}, in); diff != "" {
+	if diff := cmp.Diff(&rest.Config{Host: testServer, BearerToken: "token-1", QPS: 5, Burst: 10, UserAgent: "kubectl", Timeout: 30 * time.Second}, in); diff != "" {
 		t.Errorf("restConfig() changed its argument (-want +got):\n%s", diff)
 	}
 }

@@ -43,6 +43,7 @@ import (
 // +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 
 // Finalizer holds a ClusterJob until its Jobs and plans are gone from every
 // member: owner references cannot reach across clusters.
@@ -78,16 +79,26 @@ type Options struct {
 	MemberTimeout time.Duration
 	// Parallelism is how many members are observed or acted on at once.
 	Parallelism int
+	// HubID is this hub's identity, set as a label on everything it creates
+	// in members; it only ever deletes objects with its own.
+	HubID string
+	// GCInterval is how often every reachable member is swept for this
+	// hub's orphans, besides each (re)connection.
+	GCInterval time.Duration
+	// GCMinAge spares a run's objects until they are this old.
+	GCMinAge time.Duration
 }
 
 // Reconciler runs ClusterJobs across the fleet.
 type Reconciler struct {
-	Manager  mcmanager.Manager
-	Hub      client.Client
-	Members  *clusters.Provider
-	Recorder events.EventRecorder
-	Clock    clock.PassiveClock
-	Options  Options
+	Manager mcmanager.Manager
+	Hub     client.Client
+	// HubReader reads from the hub's API server, not a cache.
+	HubReader client.Reader
+	Members   *clusters.Provider
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
+	Options   Options
 
 	// startedAt is when the hub started: its startup grace counts from it.
 	startedAt time.Time

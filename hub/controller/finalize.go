@@ -18,7 +18,6 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -30,14 +29,21 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/clusters"
+	"github.com/fleetjob/fleetjob/pkg/text"
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
+// cleanupRetry is how often a deletion that is not done re-issues its
+// deletes: Job deletions in members wake the reconciler anyway, so this only
+// paces a member whose cleanup is stuck (a foreign finalizer, a revoked
+// permission) until the deadline.
+const cleanupRetry = 5 * time.Second
+
 // finalize removes the run's Jobs and plans from every member it ran in,
-// then lets the ClusterJob go. A member that stays unreachable holds it at
-// most UnreachableTimeout from the deletion request; what it still holds is
-// collected when it reconnects, as is anything in a member whose
-// registration is gone.
+// then lets the ClusterJob go. Every member, reachable or not, may hold the
+// deletion at most UnreachableTimeout from the deletion request; what is
+// left then is named in a Warning event, and garbage collection removes it
+// when it can.
 func (r *Reconciler) finalize(ctx context.Context, cj *fleetv1.ClusterJob) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(cj, Finalizer) {
 		return ctrl.Result{}, nil
@@ -45,37 +51,30 @@ func (r *Reconciler) finalize(ctx context.Context, cj *fleetv1.ClusterJob) (ctrl
 	members := r.runMembers(cj)
 	results := make([]cleanResult, len(members))
 	r.forEach(len(members), func(i int) { results[i] = r.cleanMember(ctx, cj, members[i]) })
+	deadline := cj.DeletionTimestamp.Add(r.Options.UnreachableTimeout)
+	now := r.Clock.Now()
 	var waiting, abandoned []string
-	var wait time.Duration
-	var errs []error
 	for i, res := range results {
 		switch {
-		case res.err != nil:
-			errs = append(errs, fmt.Errorf("cluster %s: %w", members[i].Name, res.err))
-		case res.done:
-		case res.left <= 0:
-			abandoned = append(abandoned, members[i].Name)
-		default:
+		case res.done():
+		case now.Before(deadline):
 			waiting = append(waiting, members[i].Name)
-			wait = minPositive(wait, res.left)
+		default:
+			abandoned = append(abandoned, fmt.Sprintf("cluster %s: %s", members[i].Name, res))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return ctrl.Result{}, err
-	}
 	if len(waiting) > 0 {
-		// Job deletions in the members wake us; wait is the give-up deadline.
-		log.FromContext(ctx).Info("Waiting for members to clean up", "clusters", waiting)
-		return ctrl.Result{RequeueAfter: wait}, nil
+		log.FromContext(ctx).Info("Waiting for members to clean up", "clusters", waiting, "deadline", deadline)
+		return ctrl.Result{RequeueAfter: min(deadline.Sub(now), cleanupRetry)}, nil
 	}
 	patch := client.MergeFromWithOptions(cj.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	controllerutil.RemoveFinalizer(cj, Finalizer)
 	if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Patch(ctx, cj, patch) }); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	for _, name := range abandoned {
-		r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, "CleanupAbandoned", "Delete",
-			"cluster %s stayed unreachable for %s; its Jobs will be removed when it reconnects", name, r.Options.UnreachableTimeout)
+	for _, what := range abandoned {
+		r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, "CleanupAbandoned", "Delete", "%s",
+			text.Truncate(fmt.Sprintf("deletion deadline of %s passed; %s", r.Options.UnreachableTimeout, what), text.MaxEventNote))
 	}
 	return ctrl.Result{}, nil
 }
@@ -92,28 +91,34 @@ func (r *Reconciler) runMembers(cj *fleetv1.ClusterJob) []clusters.Member {
 	return out
 }
 
+// cleanResult is one member's cleanup this reconcile.
 type cleanResult struct {
-	done bool
-	left time.Duration // how long the member may still hold the deletion
-	err  error
+	reached bool
+	left    spoke.Leftovers
+	err     error
+}
+
+func (c cleanResult) done() bool { return c.reached && c.err == nil && c.left.None() }
+
+// String says what is left and why, for the Warning event.
+func (c cleanResult) String() string {
+	switch {
+	case !c.reached:
+		return "unreachable; what the run left there is collected when it reconnects"
+	case c.err != nil:
+		return "cleaning up failed: " + c.err.Error()
+	}
+	return c.left.String() + " left behind (held by a finalizer?); garbage collection keeps deleting them"
 }
 
 // cleanMember deletes the run from one member.
 func (r *Reconciler) cleanMember(ctx context.Context, cj *fleetv1.ClusterJob, m clusters.Member) cleanResult {
-	left := cj.DeletionTimestamp.Add(r.Options.UnreachableTimeout).Sub(r.Clock.Now())
 	cl, _, ok := r.member(ctx, cj, m)
 	if !ok || !m.Reachable {
-		return cleanResult{left: left}
+		return cleanResult{}
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	done, err := spoke.Cleanup(ctx, cl.GetClient(), m.Namespace, cj.UID)
-	return cleanResult{done: done, left: max(left, time.Second), err: err}
-}
-
-func minPositive(a, b time.Duration) time.Duration {
-	if a <= 0 || b < a {
-		return b
-	}
-	return a
+	left, err := spoke.Cleanup(ctx, cl.GetClient(), m.Namespace, cj.UID, r.Options.HubID)
+	return cleanResult{reached: true, left: left, err: err}
 }

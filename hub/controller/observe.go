@@ -133,7 +133,7 @@ func (r *Reconciler) member(ctx context.Context, cj *fleetv1.ClusterJob, m clust
 	if err != nil {
 		return nil, spoke.Run{}, false
 	}
-	return cl, spoke.Run{ClusterJob: cj, Cluster: m.Name, Namespace: m.Namespace}, true
+	return cl, spoke.Run{ClusterJob: cj, Cluster: m.Name, Namespace: m.Namespace, Hub: r.Options.HubID}, true
 }
 
 func previousRow(cj *fleetv1.ClusterJob, name string) *fleetv1.ClusterStatus {

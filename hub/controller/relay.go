@@ -18,6 +18,10 @@ package controller
 
 import (
 	"context"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -31,7 +35,9 @@ import (
 // changeRelay turns member connection changes into work: it collects the
 // garbage of deleted ClusterJobs in members that are (again) reachable, and
 // wakes every unfinished ClusterJob so its rows show the change. Reacting to
-// changes, rather than polling members, is what keeps the hub quiet.
+// changes, rather than polling members, is what keeps the hub quiet; a
+// garbage collection pass over every reachable member every GCInterval
+// catches orphans in members that never reconnect.
 type changeRelay struct {
 	r   *Reconciler
 	out chan<- event.TypedGenericEvent[client.Object]
@@ -39,40 +45,69 @@ type changeRelay struct {
 
 // Start relays changes until ctx ends.
 func (c *changeRelay) Start(ctx context.Context) error {
-	for {
-		names, err := c.r.Members.WaitForChanges(ctx)
-		if err != nil {
-			return nil // the manager is stopping
-		}
-		c.r.collectGarbage(ctx, names)
-		for _, req := range c.r.unfinished(ctx) {
-			cj := &fleetv1.ClusterJob{}
-			cj.Namespace, cj.Name = req.Namespace, req.Name
+	changes := make(chan []string)
+	go func() {
+		for {
+			names, err := c.r.Members.WaitForChanges(ctx)
+			if err != nil {
+				return // the manager is stopping
+			}
 			select {
-			case c.out <- event.TypedGenericEvent[client.Object]{Object: cj}:
+			case changes <- names:
 			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	ticker := time.NewTicker(c.r.Options.GCInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C:
+			c.r.collectGarbage(ctx, c.r.memberNames())
+		case names := <-changes:
+			c.r.collectGarbage(ctx, names)
+			if !c.wake(ctx) {
 				return nil
 			}
 		}
 	}
 }
 
+// wake enqueues every unfinished ClusterJob; false once ctx ended.
+func (c *changeRelay) wake(ctx context.Context) bool {
+	for _, req := range c.r.unfinished(ctx) {
+		cj := &fleetv1.ClusterJob{}
+		cj.Namespace, cj.Name = req.Namespace, req.Name
+		select {
+		case c.out <- event.TypedGenericEvent[client.Object]{Object: cj}:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
 // NeedLeaderElection: only the leader acts on members.
 func (c *changeRelay) NeedLeaderElection() bool { return true }
 
+func (r *Reconciler) memberNames() []string {
+	members := r.Members.Members()
+	names := make([]string, len(members))
+	for i, m := range members {
+		names[i] = m.Name
+	}
+	return names
+}
+
 // collectGarbage deletes, in each named reachable member, the Jobs and plans
-// of ClusterJobs that no longer exist on the hub: owner references cannot
-// cross clusters, so this is how a run deleted while a member was away ends.
+// this hub made for ClusterJobs that no longer exist on it: owner references
+// cannot cross clusters, so this is how a run deleted while a member was
+// away ends. Another hub's objects are never touched, and a run is deleted
+// only once the hub's API server confirms its ClusterJob is gone.
 func (r *Reconciler) collectGarbage(ctx context.Context, names []string) {
-	list := &fleetv1.ClusterJobList{}
-	if err := r.Hub.List(ctx, list); err != nil {
-		log.FromContext(ctx).Error(err, "Listing ClusterJobs for garbage collection")
-		return
-	}
-	live := make(map[string]bool, len(list.Items))
-	for _, cj := range list.Items {
-		live[naming.LabelValue(string(cj.UID))] = true
-	}
 	r.forEach(len(names), func(i int) {
 		m, ok := r.Members.Member(names[i])
 		if !ok || !m.Engaged || !m.Reachable {
@@ -84,9 +119,30 @@ func (r *Reconciler) collectGarbage(ctx context.Context, names []string) {
 		}
 		ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 		defer cancel()
-		n, err := spoke.CollectGarbage(ctx, cl.GetClient(), m.Namespace, func(uid string) bool { return live[uid] })
+		n, err := spoke.CollectGarbage(ctx, cl.GetClient(), m.Namespace, spoke.GCOptions{
+			Hub: r.Options.HubID, Now: r.Clock.Now(), MinAge: r.Options.GCMinAge, Gone: r.clusterJobGone,
+		})
 		if err != nil || n > 0 {
 			log.FromContext(ctx).Info("Collected garbage in member", "cluster", m.Name, "deleted", n, "err", err)
 		}
 	})
+}
+
+// clusterJobGone tells whether ClusterJob key with UID label uid is gone:
+// the cache answers for the live ones; absence is confirmed with the hub's
+// API server, because a ClusterJob created a moment ago may not be cached.
+func (r *Reconciler) clusterJobGone(ctx context.Context, key types.NamespacedName, uid string) (bool, error) {
+	cj := &fleetv1.ClusterJob{}
+	if err := r.Hub.Get(ctx, key, cj); err == nil && naming.LabelValue(string(cj.UID)) == uid {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, hubWriteTimeout)
+	defer cancel()
+	switch err := r.HubReader.Get(ctx, key, cj); {
+	case apierrors.IsNotFound(err):
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	return naming.LabelValue(string(cj.UID)) != uid, nil
 }

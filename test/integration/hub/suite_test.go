@@ -162,7 +162,14 @@ type hubOptions struct {
 	errorTimeout time.Duration
 	// emptySelectionGrace is --empty-selection-grace (default 1 minute).
 	emptySelectionGrace time.Duration
+	// gcInterval is --gc-interval (default 5 minutes).
+	gcInterval time.Duration
+	// hubID is --hub-id (default testHubID).
+	hubID string
 }
+
+// testHubID is the identity of the suite's hub.
+const testHubID = "hub-under-test"
 
 // startHub runs the hub controller as cmd/fleetjob-hub wires it, and
 // returns a function that stops it and waits until it stopped.
@@ -175,6 +182,12 @@ func startHub(o hubOptions) func() {
 	}
 	if o.emptySelectionGrace == 0 {
 		o.emptySelectionGrace = time.Minute
+	}
+	if o.gcInterval == 0 {
+		o.gcInterval = 5 * time.Minute
+	}
+	if o.hubID == "" {
+		o.hubID = testHubID
 	}
 	provider := clusters.New(clusters.Options{
 		Namespace: workNamespace, QPS: 100, Burst: 200,
@@ -193,11 +206,14 @@ func startHub(o hubOptions) func() {
 	local := mgr.GetLocalManager()
 	provider.SetRecorder(local.GetEventRecorder("fleetjob-hub"))
 	r := &controller.Reconciler{
-		Manager: mgr, Hub: local.GetClient(), Members: provider,
+		Manager: mgr, Hub: local.GetClient(), HubReader: local.GetAPIReader(), Members: provider,
 		Recorder: local.GetEventRecorder("fleetjob-hub"), Clock: clock.RealClock{},
 		Options: controller.Options{
 			RegistrationNamespace: workNamespace, UnreachableTimeout: o.unreachableTimeout, MemberTimeout: 10 * time.Second, Parallelism: 4,
 			MemberErrorTimeout: o.errorTimeout, EmptySelectionGrace: o.emptySelectionGrace, ConnectTimeout: 10 * time.Second,
+			// No minimum age: specs create orphans and want them gone at
+			// once; the live check of each ClusterJob still guards runs.
+			HubID: o.hubID, GCInterval: o.gcInterval,
 		},
 	}
 	Expect(r.SetupWithManager(ctx)).To(Succeed())

@@ -1,0 +1,185 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package hub
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/fleet"
+)
+
+// Guarantee 3: fleetjob touches only what it created, for that run, from
+// that hub; and deleting a run ends, whatever the members do.
+var _ = Describe("Ownership of member objects", func() {
+	var stopHub func()
+
+	AfterEach(func() { cleanUp(stopHub) })
+
+	It("never deletes another hub's Jobs or plans, across reconnects and periodic sweeps, and sweeps its own orphans", func() {
+		a := members["member-a"]
+		register(a, admin, nil)
+		foreign := []client.Object{
+			// Another hub's run in the same work namespace.
+			memberJob("other-hub-job", "4b0f6e1a-0000-4000-8000-000000000001", "other-hub"),
+			memberPlan("other-hub-plan", "4b0f6e1a-0000-4000-8000-000000000001", "other-hub"),
+			// An object without a hub label: from before it, or hand-made.
+			memberJob("no-hub-job", "4b0f6e1a-0000-4000-8000-000000000002", ""),
+		}
+		own := []client.Object{
+			memberJob("own-orphan-job", "4b0f6e1a-0000-4000-8000-000000000003", testHubID),
+			memberPlan("own-orphan-plan", "4b0f6e1a-0000-4000-8000-000000000003", testHubID),
+		}
+		for _, o := range append(append([]client.Object{}, foreign...), own...) {
+			Expect(a.client.Create(ctx, o)).To(Succeed())
+		}
+		DeferCleanup(func() {
+			for _, o := range foreign {
+				Expect(client.IgnoreNotFound(a.client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground)))).To(Succeed())
+			}
+		})
+		stopHub = startHub(hubOptions{gcInterval: time.Second})
+		cj := makeClusterJob("beside-another-hub").Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		// This hub's orphans go without any member event: the sweep runs
+		// every second here (every 5 minutes by default).
+		for _, o := range own {
+			Eventually(func() error {
+				return a.client.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object))
+			}).
+				WithTimeout(15 * time.Second).Should(Satisfy(isNotFound))
+		}
+		// A reconnect runs garbage collection too.
+		unregister("member-a")
+		register(a, admin, nil)
+		Eventually(func(g Gomega) { g.Expect(rowOf(g, cj, 0).Phase).To(Equal(fleetv1.ClusterCompleted)) }).Should(Succeed())
+		Consistently(func(g Gomega) {
+			for _, o := range foreign {
+				g.Expect(a.client.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object))).To(Succeed())
+			}
+			g.Expect(jobNodes(a, cj)).To(Equal(nodeNames("a", 4)))
+		}).WithTimeout(3 * time.Second).Should(Succeed())
+		for _, o := range foreign {
+			Expect(a.client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+		}
+	})
+
+	It("ends a deletion held by a foreign finalizer at the deadline, with a Warning naming the cluster", func() {
+		a := members["member-a"]
+		register(a, admin, nil)
+		stopHub = startHub(hubOptions{unreachableTimeout: 3 * time.Second})
+		cj := makeClusterJob("held-deletion").Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		held := &memberJobs(a)[0]
+		patch := client.MergeFrom(held.DeepCopy())
+		held.Finalizers = append(held.Finalizers, "example.com/audit")
+		Expect(a.client.Patch(ctx, held, patch)).To(Succeed())
+		release := func() {
+			j := &batchv1.Job{}
+			if a.client.Get(ctx, client.ObjectKeyFromObject(held), j) == nil {
+				patch := client.MergeFrom(j.DeepCopy())
+				j.Finalizers = nil
+				Expect(a.client.Patch(ctx, j, patch)).To(Succeed())
+			}
+		}
+		DeferCleanup(release)
+
+		Expect(hubC.Delete(ctx, cj)).To(Succeed())
+		Eventually(func() error { return hubC.Get(ctx, client.ObjectKeyFromObject(cj), &fleetv1.ClusterJob{}) }).
+			WithTimeout(15 * time.Second).Should(Satisfy(isNotFound))
+		Eventually(func(g Gomega) {
+			events := &eventsv1.EventList{}
+			g.Expect(hubC.List(ctx, events, client.InNamespace(cj.Namespace))).To(Succeed())
+			var notes []string
+			for _, e := range events.Items {
+				if e.Regarding.Name == cj.Name && e.Reason == "CleanupAbandoned" {
+					notes = append(notes, e.Note)
+				}
+			}
+			g.Expect(notes).To(ContainElement(And(ContainSubstring("cluster member-a"), ContainSubstring("1 Jobs and 0 ConfigMaps left behind"))))
+		}).Should(Succeed())
+		// Someone else's finalizer is theirs to remove.
+		Expect(a.client.Get(ctx, client.ObjectKeyFromObject(held), &batchv1.Job{})).To(Succeed())
+		release()
+	})
+
+	It("does not time out a member because of the hub's own downtime", func() {
+		a := members["member-a"]
+		register(a, admin, nil)
+		a.runner.hold(true)
+		stopHub = startHub(hubOptions{unreachableTimeout: 3 * time.Second})
+		cj := makeClusterJob("hub-down").Batch(2).Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func() int { return len(jobNodes(a, cj)) }).Should(Equal(2))
+		stopHub()
+		// A hub that crash-looped while connecting left this row behind: the
+		// member unreachable for far longer than the timeout.
+		got := get(cj)(Default)
+		patch := client.MergeFromWithOptions(got.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		got.Status.Clusters[0].Reachable, got.Status.Clusters[0].Reason = false, fleetv1.ClusterReasonConnecting
+		got.Status.Clusters[0].UnreachableSince = ptr.To(metav1.NewTime(time.Now().Add(-time.Hour)))
+		Expect(hubC.Status().Patch(ctx, got, patch)).To(Succeed())
+
+		stopHub = startHub(hubOptions{unreachableTimeout: 3 * time.Second})
+		a.runner.hold(false)
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		row := get(cj)(Default).Status.Clusters[0]
+		Expect(row.Reason).NotTo(Equal(fleet.ReasonUnreachableTimeout))
+		Expect(jobNodes(a, cj)).To(Equal(nodeNames("a", 4)))
+	})
+})
+
+// memberJob is a Job labelled as fleetjob's, for run uid of hub ("" for
+// none), belonging to ClusterJob default/ghost, which does not exist.
+func memberJob(name, uid, hub string) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: memberMeta(name, uid, hub),
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "work", Image: "busybox"}},
+		}}},
+	}
+}
+
+// memberPlan is a plan ConfigMap like memberJob.
+func memberPlan(name, uid, hub string) *corev1.ConfigMap {
+	meta := memberMeta(name, uid, hub)
+	meta.Labels[fleetv1.ComponentLabel] = "plan"
+	return &corev1.ConfigMap{ObjectMeta: meta, Data: map[string]string{"plan.json": `{"groups":[]}`}}
+}
+
+func memberMeta(name, uid, hub string) metav1.ObjectMeta {
+	labels := map[string]string{fleetv1.ManagedByLabel: fleetv1.ManagedByValue, fleetv1.ClusterJobUIDLabel: uid, fleetv1.ClusterLabel: "member-a"}
+	if hub != "" {
+		labels[fleetv1.HubLabel] = hub
+	}
+	return metav1.ObjectMeta{Name: name, Namespace: workNamespace, Labels: labels,
+		Annotations: map[string]string{fleetv1.ClusterJobAnnotation: "default/ghost", fleetv1.ClusterAnnotation: "member-a"}}
+}
+
+func isNotFound(err error) bool { return err != nil && client.IgnoreNotFound(err) == nil }
