@@ -47,7 +47,7 @@ var _ = Describe("A ClusterJob deleted mid-run", func() {
 		// The finalizer cleaned the members before it let the ClusterJob go.
 		for _, m := range f.members {
 			Expect(runJobs(m, cj.UID)).To(BeEmpty(), "%s has no Job left", m.name)
-			Expect(runPlans(m, cj.UID)).To(BeEmpty(), "%s has no plan left", m.name)
+			Expect(runConfigMaps(m, cj.UID)).To(BeEmpty(), "%s has no plan or record left", m.name)
 			// Pods go by garbage collection, right after their Jobs.
 			Eventually(func() int { return len(runPods(m, cj.UID)) }).Should(BeZero(), "%s has no pod left", m.name)
 		}

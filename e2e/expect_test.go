@@ -148,6 +148,16 @@ func runPods(m *member, uid types.UID) []corev1.Pod {
 func runPlans(m *member, uid types.UID) []corev1.ConfigMap {
 	GinkgoHelper()
 	list := &corev1.ConfigMapList{}
+	Expect(m.client.List(ctx, list, client.InNamespace(workNamespace),
+		client.MatchingLabels{fleetv1.ClusterJobUIDLabel: string(uid), fleetv1.ComponentLabel: "plan"})).To(Succeed())
+	return list.Items
+}
+
+// runConfigMaps are all of m's ConfigMaps of run uid: its plan and its
+// results record.
+func runConfigMaps(m *member, uid types.UID) []corev1.ConfigMap {
+	GinkgoHelper()
+	list := &corev1.ConfigMapList{}
 	Expect(m.client.List(ctx, list, client.InNamespace(workNamespace), client.MatchingLabels{fleetv1.ClusterJobUIDLabel: string(uid)})).To(Succeed())
 	return list.Items
 }
@@ -268,6 +278,6 @@ func expectPinned(m *member, uid types.UID, jobs []batchv1.Job) {
 func expectNoRun(m *member, rec *jobRecorder, cj *fleetv1.ClusterJob) {
 	GinkgoHelper()
 	Expect(runJobs(m, cj.UID)).To(BeEmpty(), "%s has no Job of %s", m.name, cj.Name)
-	Expect(runPlans(m, cj.UID)).To(BeEmpty(), "%s has no plan of %s", m.name, cj.Name)
+	Expect(runConfigMaps(m, cj.UID)).To(BeEmpty(), "%s has no plan or record of %s", m.name, cj.Name)
 	Expect(rec.jobsPerNode(cj.UID)).To(BeEmpty(), "%s never had a Job of %s", m.name, cj.Name)
 }

@@ -41,11 +41,14 @@ const (
 	maxNodes = 100000
 )
 
-// Observe reads the run's frozen plan, its Jobs and the names of the nodes
-// that exist, and derives the run's state. c may be a cached client: its
-// lists are not paged, because a cache does not support continue tokens, and
-// nodes are read metadata-only, so a cache holds only their metadata.
-func Observe(ctx context.Context, c client.Reader, run Run) (State, error) {
+// Observe reads the run's frozen plan, its Jobs, its results record and the
+// names of the nodes that exist, and derives the run's state. c may be a
+// cached client: its lists are not paged, because a cache does not support
+// continue tokens, and nodes are read metadata-only, so a cache holds only
+// their metadata. live, when set, reads from the API server: when the
+// record names a running node whose Job c does not have, it tells a Job the
+// cache has not seen yet from one that is gone.
+func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run) (State, error) {
 	p, found, err := ReadPlan(ctx, c, run)
 	if err != nil || !found {
 		return State{}, err
@@ -58,7 +61,59 @@ func Observe(ctx context.Context, c client.Reader, run Run) (State, error) {
 	if err != nil {
 		return State{}, err
 	}
-	return Derive(&p, jobs.Items, nodes), nil
+	rec, cm, err := ReadResults(ctx, c, run)
+	if err != nil {
+		return State{}, err
+	}
+	if live != nil && jobsMissing(rec, jobs.Items) {
+		unseen, err := liveJobs(ctx, live, run)
+		if err != nil {
+			return State{}, err
+		}
+		jobs.Items = withJobs(jobs.Items, unseen)
+	}
+	st := Derive(&p, jobs.Items, nodes, rec)
+	st.Recorded, st.RecordObject = rec, cm
+	return st, nil
+}
+
+// jobsMissing tells whether the record has a running node without a Job.
+func jobsMissing(rec Results, jobs []batchv1.Job) bool {
+	have := make(map[string]bool, len(jobs))
+	for _, j := range jobs {
+		have[j.Annotations[fleetv1.NodeAnnotation]] = true
+	}
+	for node, r := range rec.Nodes {
+		if !r.final() && !have[node] {
+			return true
+		}
+	}
+	return false
+}
+
+// withJobs adds to jobs those of more for nodes it lacks.
+func withJobs(jobs, more []batchv1.Job) []batchv1.Job {
+	have := make(map[string]bool, len(jobs))
+	for _, j := range jobs {
+		have[j.Annotations[fleetv1.NodeAnnotation]] = true
+	}
+	for _, j := range more {
+		if !have[j.Annotations[fleetv1.NodeAnnotation]] {
+			jobs = append(jobs, j)
+		}
+	}
+	return jobs
+}
+
+// RecordResults writes the run's results record when this reconcile adds
+// to it: Jobs seen or just created (created names their nodes), and nodes
+// that finished. st is the state Observe read, including its record.
+func RecordResults(ctx context.Context, c client.Client, live client.Reader, run Run, st State, created []string) error {
+	next, changed := Record(st.Recorded, st, created)
+	if !changed {
+		return nil
+	}
+	return WriteResults(ctx, c, live, run, next, st.RecordObject)
 }
 
 // nodeNames is the set of the names of the nodes that exist now.

@@ -64,7 +64,7 @@ func TestObserve(t *testing.T) {
 		"Jobs outside the work namespace are not the run's": {
 			objs: append(nodeObjects("a", "b", "c"), planObject(twoGroups),
 				func() *batchv1.Job { j := makeJob("a").Ptr(); j.Namespace = "elsewhere"; return j }()),
-			wantState: Derive(&twoGroups, nil, present("a", "b", "c")),
+			wantState: Derive(&twoGroups, nil, present("a", "b", "c"), Results{}),
 		},
 		"list error": {
 			objs: []client.Object{planObject(twoGroups)},
@@ -77,7 +77,7 @@ func TestObserve(t *testing.T) {
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
 			c := fake.NewClientBuilder().WithObjects(tc.objs...).WithInterceptorFuncs(tc.funcs).Build()
-			got, err := Observe(context.Background(), c, testRun(makeClusterJob("disk-clean").Obj()))
+			got, err := Observe(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()))
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("Observe() error = %v, want it to contain %q", err, tc.wantErr)

@@ -110,7 +110,7 @@ func TestStartGroup(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			live := fake.NewClientBuilder().WithObjects(tc.objs...).Build()
 			c := interceptor.NewClient(live, tc.funcs)
-			st := Derive(&fourNodes, tc.stateJobs, present("a", "b", "c"))
+			st := Derive(&fourNodes, tc.stateJobs, present("a", "b", "c"), Results{})
 			created, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Batch(2).Obj()), st, tc.group)
 			if diff := cmp.Diff(tc.wantErr, errorString(err)); diff != "" {
 				t.Errorf("StartGroup() error mismatch (-want +got):\n%s", diff)
@@ -131,7 +131,7 @@ func TestStartGroup(t *testing.T) {
 
 func TestStartGroupConflictError(t *testing.T) {
 	live := fake.NewClientBuilder().WithObjects(makeJob("a").Owner(otherUID).Ptr()).Build()
-	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"))
+	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
 	_, err := StartGroup(context.Background(), live, live, testRun(makeClusterJob("disk-clean").Obj()), st, 0)
 	var conflict *ConflictError
 	if !errors.As(err, &conflict) {
@@ -148,7 +148,7 @@ func TestStartGroupConflictError(t *testing.T) {
 func TestStartGroupIdempotent(t *testing.T) {
 	c := fake.NewClientBuilder().Build()
 	run := testRun(makeClusterJob("disk-clean").Obj())
-	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"))
+	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
 	first, err := StartGroup(context.Background(), c, c, run, st, 0)
 	if err != nil {
 		t.Fatalf("first StartGroup() error = %v", err)
@@ -169,7 +169,7 @@ func TestStartGroupIdempotent(t *testing.T) {
 // API server said.
 func TestStartGroupWrapsAPIErrors(t *testing.T) {
 	c := fake.NewClientBuilder().WithInterceptorFuncs(forbidNode("a")).Build()
-	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"))
+	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
 	_, err := StartGroup(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), st, 0)
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("StartGroup() error = %v, want a Forbidden API error", err)
@@ -211,7 +211,7 @@ func TestStartGroupBoundsParallelCreates(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		},
 	})
-	created, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Obj()), Derive(&p, nil, present), 0)
+	created, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Obj()), Derive(&p, nil, present, Results{}), 0)
 	if err != nil {
 		t.Fatalf("StartGroup() error = %v", err)
 	}

@@ -94,6 +94,11 @@ type State struct {
 	Groups []GroupState
 	// Nodes are the planned nodes in plan order, group by group.
 	Nodes []NodeState
+	// Recorded is the run's results record as read, and RecordObject the
+	// ConfigMap it was read from (nil when there is none yet): the next
+	// write of the record starts from them.
+	Recorded     Results
+	RecordObject *corev1.ConfigMap
 }
 
 // Finished tells whether the run is planned and every group finished. A plan
@@ -135,10 +140,13 @@ func (s State) RunningGroup() int {
 }
 
 // Derive is the state of a run from its frozen plan p (nil when there is
-// none), the run's Jobs and the names of the nodes that exist now. It is
-// pure. Jobs are matched to nodes by their node annotation; Jobs of nodes not
-// in the plan are ignored.
-func Derive(p *plan.Plan, jobs []batchv1.Job, nodesPresent map[string]bool) State {
+// none), the run's Jobs, the names of the nodes that exist now and the
+// run's results record. It is pure. Jobs are matched to nodes by their node
+// annotation; Jobs of nodes not in the plan are ignored. A node without a
+// Job takes its recorded result: it finished and its Job is gone, or its
+// Job was deleted before it finished (JobDeleted); either way it never runs
+// again.
+func Derive(p *plan.Plan, jobs []batchv1.Job, nodesPresent map[string]bool, rec Results) State {
 	if p == nil {
 		return State{}
 	}
@@ -151,6 +159,9 @@ func Derive(p *plan.Plan, jobs []batchv1.Job, nodesPresent map[string]bool) Stat
 		st.Groups[i] = GroupState{Name: g.Name, Nodes: len(g.Nodes)}
 		for _, node := range g.Nodes {
 			ns := nodeState(node, byNode[node], nodesPresent[node])
+			if r, ok := rec.Nodes[node]; ok && byNode[node] == nil {
+				ns = r.state(node)
+			}
 			ns.Group, ns.GroupName = i, g.Name
 			st.Groups[i].count(ns.Phase)
 			st.Nodes = append(st.Nodes, ns)

@@ -213,7 +213,7 @@ func TestDerive(t *testing.T) {
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
-			got := Derive(tc.plan, tc.jobs, tc.nodesPresent)
+			got := Derive(tc.plan, tc.jobs, tc.nodesPresent, Results{})
 			if diff := cmp.Diff(tc.wantState, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Derive() mismatch (-want +got):\n%s", diff)
 			}
@@ -223,7 +223,7 @@ func TestDerive(t *testing.T) {
 
 func TestDeriveDoesNotAliasJobs(t *testing.T) {
 	jobs := []batchv1.Job{makeJob("a").Started(t0).Complete(t1).Obj()}
-	st := Derive(&twoGroups, jobs, present("a", "b", "c"))
+	st := Derive(&twoGroups, jobs, present("a", "b", "c"), Results{})
 	jobs[0].Status.StartTime.Time = t2.Time
 	jobs[0].Status.Conditions[0].LastTransitionTime = t2
 	if diff := cmp.Diff(NodeState{Node: "a", Job: jobName("a"), GroupName: "batch-1", Phase: NodeSucceeded, StartTime: &t0, CompletionTime: &t1}, st.Nodes[0]); diff != "" {

@@ -47,10 +47,14 @@ func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, views []fl
 	r.forEach(len(views), func(i int) {
 		c := &views[i]
 		var err error
+		var created []string
 		if g, ok := d.Start[c.Name]; ok {
-			err = r.startGroup(ctx, cj, c, g, add)
+			created, err = r.startGroup(ctx, cj, c, g, add)
 		} else if slices.Contains(d.Plan, c.Name) {
 			err = r.freezePlan(ctx, cj, c, add)
+		}
+		if rerr := r.record(ctx, cj, c, created); err == nil {
+			err = rerr
 		}
 		if err != nil {
 			c.Error = err
@@ -81,19 +85,40 @@ func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	for _, n := range nodes {
 		present[n.Name] = true
 	}
-	c.State = spoke.Derive(&p, nil, present)
+	c.State = spoke.Derive(&p, nil, present, spoke.Results{})
 	add(note{corev1.EventTypeNormal, "ClusterStarted", fmt.Sprintf("cluster %s: planned %d groups of %d nodes, %d skipped",
 		c.Name, len(p.Groups), p.NodeCount(), len(p.Skipped))})
 	log.FromContext(ctx).Info("Froze plan", "cluster", c.Name, "groups", len(p.Groups), "nodes", p.NodeCount())
 	return nil
 }
 
-// startGroup creates the Jobs of group g in the cluster.
-func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, g int, add func(note)) error {
+// record writes what this reconcile learnt of the cluster's nodes to its
+// results record: the Jobs just created, seen, or finished. It writes only
+// where the hub reads the run now, and at most once.
+func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, created []string) error {
+	if !c.State.Planned || c.Error != nil || !c.Reachable {
+		return nil
+	}
 	m, _ := r.Members.Member(c.Name)
 	cl, run, ok := r.member(ctx, cj, m)
 	if !ok {
-		return errors.New("cluster disengaged")
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
+	defer cancel()
+	if err := spoke.RecordResults(ctx, cl.GetClient(), cl.GetAPIReader(), run, c.State, created); err != nil {
+		return fmt.Errorf("recording results: %w", err)
+	}
+	return nil
+}
+
+// startGroup creates the Jobs of group g in the cluster, and returns the
+// nodes it created Jobs for.
+func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, g int, add func(note)) ([]string, error) {
+	m, _ := r.Members.Member(c.Name)
+	cl, run, ok := r.member(ctx, cj, m)
+	if !ok {
+		return nil, errors.New("cluster disengaged")
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
@@ -107,7 +132,11 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 			c.Name, g, c.State.Groups[g].Name, len(created))})
 		log.FromContext(ctx).Info("Started group", "cluster", c.Name, "group", g, "jobs", len(created))
 	}
-	return err
+	nodes := make([]string, len(created))
+	for i := range created {
+		nodes[i] = created[i].Annotations[fleetv1.NodeAnnotation]
+	}
+	return nodes, err
 }
 
 // emit sends the notes, and the run's end, after the status was written: an

@@ -162,7 +162,7 @@ func (w *fakeWorld) observe() Input {
 // state is spoke.Derive over the member's plan and Jobs.
 func (m *fakeMember) state() spoke.State {
 	if m.plan == nil {
-		return spoke.Derive(nil, nil, nil)
+		return spoke.Derive(nil, nil, nil, spoke.Results{})
 	}
 	var jobs []batchv1.Job
 	for _, n := range m.nodeOrder() {
@@ -174,7 +174,7 @@ func (m *fakeMember) state() spoke.State {
 	for _, n := range m.nodes {
 		present[n.Name] = true
 	}
-	return spoke.Derive(m.plan, jobs, present)
+	return spoke.Derive(m.plan, jobs, present, spoke.Results{})
 }
 
 // nodeOrder is the member's planned nodes in plan order.

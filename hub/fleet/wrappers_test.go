@@ -244,7 +244,7 @@ func (w *runWrapper) State() spoke.State {
 	for _, n := range slices.Sorted(maps.Keys(w.jobs)) {
 		jobs = append(jobs, w.jobs[n])
 	}
-	return spoke.Derive(&w.plan, jobs, w.present)
+	return spoke.Derive(&w.plan, jobs, w.present, spoke.Results{})
 }
 
 // Cluster is an engaged, reachable view of the cluster with this run.

@@ -22,15 +22,19 @@ package access
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 )
 
 var (
-	// WorkVerbs are the verbs on Jobs and plan ConfigMaps in the work
-	// namespace: deletecollection removes a run's Jobs in one call.
+	// WorkVerbs are the verbs on Jobs in the work namespace:
+	// deletecollection removes a run's Jobs in one call.
 	WorkVerbs = []string{"get", "list", "watch", "create", "delete", "deletecollection"}
+	// ConfigMapVerbs are the verbs on ConfigMaps in the work namespace: the
+	// frozen plan, and the results record, which is updated as nodes finish.
+	ConfigMapVerbs = append(slices.Clone(WorkVerbs), "update")
 	// NodeVerbs are the verbs on Nodes: read-only, to plan and to notice a
 	// node going away.
 	NodeVerbs = []string{"get", "list", "watch"}
@@ -41,9 +45,10 @@ var (
 func Required(namespace string) []authorizationv1.ResourceAttributes {
 	var out []authorizationv1.ResourceAttributes
 	for _, verb := range WorkVerbs {
-		out = append(out,
-			authorizationv1.ResourceAttributes{Namespace: namespace, Group: "batch", Resource: "jobs", Verb: verb},
-			authorizationv1.ResourceAttributes{Namespace: namespace, Resource: "configmaps", Verb: verb})
+		out = append(out, authorizationv1.ResourceAttributes{Namespace: namespace, Group: "batch", Resource: "jobs", Verb: verb})
+	}
+	for _, verb := range ConfigMapVerbs {
+		out = append(out, authorizationv1.ResourceAttributes{Namespace: namespace, Resource: "configmaps", Verb: verb})
 	}
 	for _, verb := range NodeVerbs {
 		out = append(out, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})

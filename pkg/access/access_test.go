@@ -32,6 +32,7 @@ func TestRequiredAccess(t *testing.T) {
 			authorizationv1.ResourceAttributes{Namespace: ns, Group: "batch", Resource: "jobs", Verb: verb},
 			authorizationv1.ResourceAttributes{Namespace: ns, Resource: "configmaps", Verb: verb})
 	}
+	want = append(want, authorizationv1.ResourceAttributes{Namespace: ns, Resource: "configmaps", Verb: "update"})
 	for _, verb := range []string{"get", "list", "watch"} {
 		want = append(want, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})
 	}

@@ -70,6 +70,12 @@ func PlanName(uid types.UID) string {
 	return "fleetjob-plan-" + sanitize(string(uid))
 }
 
+// ResultsName is the name of the ConfigMap that records the per-node
+// results of ClusterJob uid in a member: the record that outlives the Jobs.
+func ResultsName(uid types.UID) string {
+	return "fleetjob-results-" + sanitize(string(uid))
+}
+
 // LabelValue returns v when it is a valid label value, and otherwise a
 // stable hash of it that is, so that any string can be selected on. The full
 // value belongs in an annotation.

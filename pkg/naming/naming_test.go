@@ -113,6 +113,16 @@ func TestPlanName(t *testing.T) {
 	}
 }
 
+func TestResultsName(t *testing.T) {
+	got := ResultsName(uid)
+	if errs := validation.IsDNS1123Subdomain(got); len(errs) != 0 {
+		t.Fatalf("ResultsName() = %q is invalid: %v", got, errs)
+	}
+	if got == PlanName(uid) {
+		t.Errorf("ResultsName() = PlanName() = %q", got)
+	}
+}
+
 // FuzzJobName checks, for any inputs, that a Job name is a valid DNS-1123
 // label, is stable, and differs between two different nodes.
 func FuzzJobName(f *testing.F) {

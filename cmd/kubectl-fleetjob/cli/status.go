@@ -237,7 +237,7 @@ func (s *statusOptions) showNodes(ctx context.Context, cj *fleetv1.ClusterJob) e
 	if err != nil {
 		return err
 	}
-	st, err := spoke.Observe(ctx, mc, spoke.Run{ClusterJob: cj, Cluster: cluster, Namespace: reg.Namespace})
+	st, err := spoke.Observe(ctx, mc, nil, spoke.Run{ClusterJob: cj, Cluster: cluster, Namespace: reg.Namespace})
 	if err != nil {
 		return fmt.Errorf("cluster %s: %w", cluster, err)
 	}

@@ -63,6 +63,8 @@ func needed() []access {
 		out = append(out, access{ns: workNamespace, group: "batch", resource: "jobs", verb: verb},
 			access{ns: workNamespace, resource: "configmaps", verb: verb})
 	}
+	// The results record is updated as nodes finish.
+	out = append(out, access{ns: workNamespace, resource: "configmaps", verb: "update"})
 	for _, verb := range []string{"get", "list", "watch"} {
 		out = append(out, access{resource: "nodes", verb: verb})
 	}
@@ -82,7 +84,6 @@ var notNeeded = []access{
 	{ns: workNamespace, group: "batch", resource: "jobs", subresource: "status", verb: "update"},
 	{ns: workNamespace, group: "batch", resource: "cronjobs", verb: "create"},
 	{ns: workNamespace, group: "apps", resource: "deployments", verb: "create"},
-	{ns: workNamespace, resource: "configmaps", verb: "update"},
 	{ns: workNamespace, resource: "configmaps", verb: "patch"},
 	{resource: "nodes", verb: "create"},
 	{resource: "nodes", verb: "update"},
@@ -205,7 +206,7 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(ContainSubstring("expires"))
 		Expect(r.out).To(ContainSubstring(`cluster "m1" registered`))
-		Expect(r.out).To(ContainSubstring("15 permissions granted"))
+		Expect(r.out).To(ContainSubstring("16 permissions granted"))
 
 		s := registrationSecret("m1")
 		Expect(s.Labels).To(Equal(map[string]string{fleetv1.RegistrationLabel: "true", "env": "test", "tier": "gold"}))

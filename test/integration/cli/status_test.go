@@ -124,7 +124,7 @@ var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		frozen, err = spoke.EnsurePlan(ctx, memberC, memberC, work, nodes)
 		Expect(err).NotTo(HaveOccurred())
-		st, err := spoke.Observe(ctx, memberC, work)
+		st, err := spoke.Observe(ctx, memberC, nil, work)
 		Expect(err).NotTo(HaveOccurred())
 		jobs, err := spoke.StartGroup(ctx, memberC, memberC, work, st, 0)
 		Expect(err).NotTo(HaveOccurred())

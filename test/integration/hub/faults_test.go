@@ -166,6 +166,56 @@ var _ = Describe("Faults in members", func() {
 			Should(Equal(map[string]int{"a-node-1": 1, "a-node-2": 1}))
 	})
 
+	It("keeps the result of a finished node whose Job was deleted, and does not run it again", func() {
+		a := members["member-a"]
+		register(a, admin, nil)
+		a.runner.hold(true)
+		stopHub = startHub(hubOptions{})
+		cj := makeClusterJob("ttl-deleted").Batch(2).Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func() int { return len(jobNodes(a, cj)) }).Should(Equal(2))
+		first := memberJobs(a)
+		a.runner.hold(false)
+		Eventually(func(g Gomega) {
+			res := recorded(g, a, cj)
+			g.Expect(res.Nodes["a-node-1"].Phase).To(Equal(spoke.NodeSucceeded))
+			g.Expect(res.Nodes["a-node-2"].Phase).To(Equal(spoke.NodeSucceeded))
+		}).Should(Succeed())
+		// A TTL of a few seconds, or a namespace cleaner, deletes them.
+		for i := range first {
+			Expect(a.client.Delete(ctx, &first[i], client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+		}
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		row := get(cj)(Default).Status.Clusters[0]
+		Expect(row.Nodes).To(Equal(fleetv1.NodeCounts{Total: 4, Succeeded: 4}))
+		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2 * time.Second).
+			Should(Equal(map[string]int{"a-node-3": 1, "a-node-4": 1}), "the deleted Jobs' nodes ran once")
+	})
+
+	It("fails a node whose Job was deleted while it ran, JobDeleted, and the run ends", func() {
+		a := members["member-a"]
+		register(a, admin, nil)
+		a.runner.hold(true)
+		stopHub = startHub(hubOptions{})
+		cj := makeClusterJob("running-deleted").Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func(g Gomega) { g.Expect(recorded(g, a, cj).Nodes).To(HaveLen(4)) }).Should(Succeed())
+		for _, j := range memberJobs(a) {
+			if j.Annotations[fleetv1.NodeAnnotation] == "a-node-3" {
+				Expect(a.client.Delete(ctx, &j, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())
+			}
+		}
+		a.runner.hold(false)
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
+		row := get(cj)(Default).Status.Clusters[0]
+		Expect(row.Nodes).To(Equal(fleetv1.NodeCounts{Total: 4, Succeeded: 3, Failed: 1}))
+		Expect(row.FailedNodes).To(HaveLen(1))
+		Expect(row.FailedNodes[0].Node).To(Equal("a-node-3"))
+		Expect(row.FailedNodes[0].Reason).To(Equal(spoke.ReasonJobDeleted))
+		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2 * time.Second).
+			Should(Equal(map[string]int{"a-node-1": 1, "a-node-2": 1, "a-node-4": 1}), "a-node-3 is not run again")
+	})
+
 	It("fails a run that selects no cluster once the grace has passed", func() {
 		register(members["member-a"], admin, nil)
 		stopHub = startHub(hubOptions{emptySelectionGrace: 2 * time.Second})
@@ -187,6 +237,13 @@ var _ = Describe("Faults in members", func() {
 		Expect(jobNodes(members["member-a"], cj)).To(Equal(nodeNames("a", 4)))
 	})
 })
+
+// recorded is the run's results record in m's work namespace.
+func recorded(g Gomega, m *member, cj *fleetv1.ClusterJob) spoke.Results {
+	res, _, err := spoke.ReadResults(ctx, m.client, spoke.Run{ClusterJob: get(cj)(g), Cluster: m.name, Namespace: workNamespace})
+	g.Expect(err).NotTo(HaveOccurred())
+	return res
+}
 
 // rowOf is the i-th cluster row of cj, failing g while there is none.
 func rowOf(g Gomega, cj *fleetv1.ClusterJob, i int) fleetv1.ClusterStatus {

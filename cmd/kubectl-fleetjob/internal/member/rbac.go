@@ -76,7 +76,7 @@ func Build(ns string) Objects {
 		ServiceAccount: corev1ac.ServiceAccount(ServiceAccountName, ns).WithLabels(labels),
 		Role: rbacv1ac.Role(RoleName, ns).WithLabels(labels).WithRules(
 			rbacv1ac.PolicyRule().WithAPIGroups("batch").WithResources("jobs").WithVerbs(access.WorkVerbs...),
-			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("configmaps").WithVerbs(access.WorkVerbs...),
+			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("configmaps").WithVerbs(access.ConfigMapVerbs...),
 		),
 		RoleBinding: rbacv1ac.RoleBinding(RoleName, ns).WithLabels(labels).
 			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(RoleName)).

@@ -51,6 +51,7 @@ var wantLabels = map[string]string{"app.kubernetes.io/managed-by": "kubectl-flee
 
 func TestBuildRules(t *testing.T) {
 	work := []string{"get", "list", "watch", "create", "delete", "deletecollection"}
+	configMaps := append(slices.Clone(work), "update")
 	for _, tc := range []struct {
 		ns            string
 		wantRole      []rbacv1.PolicyRule
@@ -62,7 +63,7 @@ func TestBuildRules(t *testing.T) {
 			ns: "fleetjob-system",
 			wantRole: []rbacv1.PolicyRule{
 				{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: work},
-				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: work},
+				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: configMaps},
 			},
 			wantNodes:     []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}},
 			wantCRBName:   "fleetjob-hub-nodes-fleetjob-system",
@@ -72,7 +73,7 @@ func TestBuildRules(t *testing.T) {
 			ns: "jobs",
 			wantRole: []rbacv1.PolicyRule{
 				{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: work},
-				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: work},
+				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: configMaps},
 			},
 			wantNodes:     []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}},
 			wantCRBName:   "fleetjob-hub-nodes-jobs",

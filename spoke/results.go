@@ -1,0 +1,232 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spoke
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/text"
+)
+
+const (
+	// resultsKey is the results ConfigMap's data key.
+	resultsKey = "results.json"
+	// resultsComponent is the ComponentLabel value of a results ConfigMap.
+	resultsComponent = "results"
+	// maxResultMessage bounds a recorded failure message, so that a
+	// cluster's record stays small: the Job's condition has the rest while
+	// it exists.
+	maxResultMessage = 128
+)
+
+// ReasonJobDeleted is the reason of a node whose Job disappeared before its
+// result was recorded: it ran, or may have, and is never run again.
+const ReasonJobDeleted = "JobDeleted"
+
+// Results is the run's record in one member of which nodes got a Job and
+// how each finished. It only ever grows: a node is recorded when its Job is
+// created and once more when it finishes, so the record outlives the Jobs
+// (a TTL, a namespace cleaner, a hand) and a node is never run twice.
+type Results struct {
+	// Nodes maps a node name to its result.
+	Nodes map[string]NodeResult `json:"nodes,omitempty"`
+}
+
+// NodeResult is one node's recorded result.
+type NodeResult struct {
+	// Phase is Running while the Job runs, then Succeeded or Failed.
+	Phase NodePhase `json:"p"`
+	// Reason and Message tell why a node failed.
+	Reason  string `json:"r,omitempty"`
+	Message string `json:"m,omitempty"`
+	// Start and Finish are Unix seconds, 0 when unknown.
+	Start  int64 `json:"s,omitempty"`
+	Finish int64 `json:"f,omitempty"`
+}
+
+func (r NodeResult) final() bool { return r.Phase == NodeSucceeded || r.Phase == NodeFailed }
+
+// state is the node state the result stands for when the Job is gone.
+func (r NodeResult) state(node string) NodeState {
+	ns := NodeState{Node: node, Phase: r.Phase, Reason: r.Reason, Message: r.Message, StartTime: unixTime(r.Start), CompletionTime: unixTime(r.Finish)}
+	if !r.final() {
+		ns.Phase, ns.Reason, ns.Message = NodeFailed, ReasonJobDeleted, "the node's Job was deleted before it finished; it is not run again"
+	}
+	return ns
+}
+
+// Record returns the record after this reconcile: prev plus the nodes of st
+// that have a Job or a result now, and the nodes whose Jobs were just
+// created. changed tells whether it must be written. It is pure.
+func Record(prev Results, st State, created []string) (Results, bool) {
+	next := Results{Nodes: maps.Clone(prev.Nodes)}
+	if next.Nodes == nil {
+		next.Nodes = map[string]NodeResult{}
+	}
+	changed := false
+	set := func(node string, r NodeResult) {
+		if old, ok := next.Nodes[node]; !ok || !old.final() && (r.final() || old.Start == 0 && r.Start != 0) {
+			next.Nodes[node] = r
+			changed = true
+		}
+	}
+	for _, n := range st.Nodes {
+		if n.Job == "" && n.Reason != ReasonJobDeleted {
+			continue // no Job, ever: pending, or skipped before it started
+		}
+		r := NodeResult{Phase: n.Phase, Start: unix(n.StartTime), Finish: unix(n.CompletionTime)}
+		if n.Phase == NodeFailed {
+			r.Reason, r.Message = n.Reason, text.Truncate(n.Message, maxResultMessage)
+		}
+		if n.Phase != NodeSucceeded && n.Phase != NodeFailed {
+			r = NodeResult{Phase: NodeRunning, Start: r.Start}
+		}
+		set(n.Node, r)
+	}
+	for _, node := range created {
+		set(node, NodeResult{Phase: NodeRunning})
+	}
+	return next, changed
+}
+
+// ReadResults reads the run's record; it is empty when there is none yet.
+// cm is the stored ConfigMap, nil when there is none.
+func ReadResults(ctx context.Context, r client.Reader, run Run) (Results, *corev1.ConfigMap, error) {
+	cm := &corev1.ConfigMap{}
+	key := client.ObjectKey{Namespace: run.Namespace, Name: naming.ResultsName(run.ClusterJob.UID)}
+	if err := r.Get(ctx, key, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			return Results{}, nil, nil
+		}
+		return Results{}, nil, fmt.Errorf("reading the results ConfigMap %s: %w", key, err)
+	}
+	if !ownedBy(cm, run.ClusterJob.UID) {
+		return Results{}, nil, fmt.Errorf("ConfigMap %s exists but does not belong to ClusterJob %s", key, run.ClusterJob.UID)
+	}
+	var res Results
+	if err := json.Unmarshal([]byte(cm.Data[resultsKey]), &res); err != nil {
+		return Results{}, nil, fmt.Errorf("decoding the results ConfigMap %s: %w", key, err)
+	}
+	return res, cm, nil
+}
+
+// WriteResults stores res, the record that Record derived from stored (the
+// ConfigMap it read, nil if none). A write that loses a race with another
+// (a cache behind the last write) merges with the stored record read live
+// and tries once more: records only grow, so merging loses nothing.
+func WriteResults(ctx context.Context, c client.Client, live client.Reader, run Run, res Results, stored *corev1.ConfigMap) error {
+	err := writeResults(ctx, c, run, res, stored)
+	if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	current, cm, rerr := ReadResults(ctx, live, run)
+	if rerr != nil {
+		return rerr
+	}
+	return writeResults(ctx, c, run, merge(current, res), cm)
+}
+
+func writeResults(ctx context.Context, c client.Client, run Run, res Results, stored *corev1.ConfigMap) error {
+	data, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("encoding the results: %w", err)
+	}
+	if stored == nil {
+		labels := runLabels(run)
+		labels[fleetv1.ComponentLabel] = resultsComponent
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: naming.ResultsName(run.ClusterJob.UID), Namespace: run.Namespace,
+				Labels: labels, Annotations: runAnnotations(run)},
+			Data: map[string]string{resultsKey: string(data)},
+		}
+		if err := c.Create(ctx, cm); err != nil {
+			return fmt.Errorf("creating the results ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
+		}
+		return nil
+	}
+	cm := stored.DeepCopy()
+	cm.Data = map[string]string{resultsKey: string(data)}
+	// The resourceVersion read is kept: Update fails on a newer record
+	// rather than overwrite it.
+	if err := c.Update(ctx, cm); err != nil {
+		return fmt.Errorf("updating the results ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
+	}
+	return nil
+}
+
+// merge is a with every result of b that a lacks or has not finished.
+func merge(a, b Results) Results {
+	out := Results{Nodes: maps.Clone(a.Nodes)}
+	if out.Nodes == nil {
+		out.Nodes = map[string]NodeResult{}
+	}
+	for node, r := range b.Nodes {
+		if old, ok := out.Nodes[node]; !ok || !old.final() && r.final() {
+			out.Nodes[node] = r
+		}
+	}
+	return out
+}
+
+// liveJobs lists the run's Jobs from the API server, metadata only, as Jobs
+// without status: they tell a Job the cache has not seen yet from one that
+// is gone.
+func liveJobs(ctx context.Context, live client.Reader, run Run) ([]batchv1.Job, error) {
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(batchv1.SchemeGroupVersion.WithKind("JobList"))
+	var out []batchv1.Job
+	opts := []client.ListOption{client.InNamespace(run.Namespace), runSelector(run), client.Limit(nodePageSize)}
+	for range maxNodes/nodePageSize + 1 {
+		if err := live.List(ctx, &list, opts...); err != nil {
+			return nil, fmt.Errorf("listing the Jobs of the run in namespace %s: %w", run.Namespace, err)
+		}
+		for _, item := range list.Items {
+			out = append(out, batchv1.Job{ObjectMeta: item.ObjectMeta})
+		}
+		if list.Continue == "" {
+			return out, nil
+		}
+		opts = []client.ListOption{client.InNamespace(run.Namespace), runSelector(run), client.Limit(nodePageSize), client.Continue(list.Continue)}
+	}
+	return nil, fmt.Errorf("the run has more than %d Jobs in namespace %s", maxNodes, run.Namespace)
+}
+
+func unix(t *metav1.Time) int64 {
+	if t == nil {
+		return 0
+	}
+	return t.Unix()
+}
+
+func unixTime(s int64) *metav1.Time {
+	if s == 0 {
+		return nil
+	}
+	t := metav1.Unix(s, 0)
+	return &t
+}

@@ -1,0 +1,190 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spoke
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+)
+
+func TestRecord(t *testing.T) {
+	ok := NodeResult{Phase: NodeSucceeded, Start: t0.Unix(), Finish: t1.Unix()}
+	testCases := map[string]struct {
+		prev        Results
+		jobs        []batchv1.Job
+		created     []string
+		want        Results
+		wantChanged bool
+	}{
+		"nothing ran: nothing to record": {want: Results{Nodes: map[string]NodeResult{}}},
+		"Jobs just created are recorded running": {
+			created:     []string{"a", "b"},
+			want:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning}, "b": {Phase: NodeRunning}}},
+			wantChanged: true,
+		},
+		"a Job seen running gets its start": {
+			prev:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning}}},
+			jobs:        []batchv1.Job{makeJob("a").Started(t0).Obj()},
+			want:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}},
+			wantChanged: true,
+		},
+		"a finished Job is recorded with its outcome": {
+			prev: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}},
+			jobs: []batchv1.Job{
+				makeJob("a").Started(t0).Complete(t1).Obj(),
+				makeJob("b").Started(t0).Failed("BackoffLimitExceeded", "Job has reached the specified backoff limit", t1).Obj(),
+			},
+			want: Results{Nodes: map[string]NodeResult{"a": ok, "b": {Phase: NodeFailed, Reason: "BackoffLimitExceeded",
+				Message: "Job has reached the specified backoff limit", Start: t0.Unix(), Finish: t1.Unix()}}},
+			wantChanged: true,
+		},
+		"a recorded result outlives its Job: nothing to write": {
+			prev: Results{Nodes: map[string]NodeResult{"a": ok}},
+			want: Results{Nodes: map[string]NodeResult{"a": ok}},
+		},
+		"a running node whose Job is gone is recorded failed JobDeleted": {
+			prev: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}},
+			want: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: ReasonJobDeleted,
+				Message: "the node's Job was deleted before it finished; it is not run again", Start: t0.Unix()}}},
+			wantChanged: true,
+		},
+		"a final result never changes": {
+			prev:    Results{Nodes: map[string]NodeResult{"a": ok}},
+			jobs:    []batchv1.Job{makeJob("a").Started(t0).Failed("X", "late", t2).Obj()},
+			created: []string{"a"},
+			want:    Results{Nodes: map[string]NodeResult{"a": ok}},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			st := Derive(&twoGroups, tc.jobs, present("a", "b", "c"), tc.prev)
+			got, changed := Record(tc.prev, st, tc.created)
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Record() mismatch (-want +got):\n%s", diff)
+			}
+			if changed != tc.wantChanged {
+				t.Errorf("Record() changed = %v, want %v", changed, tc.wantChanged)
+			}
+		})
+	}
+}
+
+func TestDeriveFromResults(t *testing.T) {
+	rec := Results{Nodes: map[string]NodeResult{
+		"a": {Phase: NodeSucceeded, Start: t0.Unix(), Finish: t1.Unix()},
+		"b": {Phase: NodeRunning, Start: t0.Unix()},
+	}}
+	// Both Jobs are gone and node a too: a keeps its result, b's Job was
+	// deleted before it finished; c has no Job and never had: pending.
+	got := Derive(&twoGroups, nil, present("b", "c"), rec)
+	want := []NodeState{
+		{Node: "a", GroupName: "batch-1", Phase: NodeSucceeded, StartTime: &t0, CompletionTime: &t1},
+		{Node: "b", GroupName: "batch-1", Phase: NodeFailed, Reason: ReasonJobDeleted,
+			Message: "the node's Job was deleted before it finished; it is not run again", StartTime: &t0},
+		pending("c", 1),
+	}
+	if diff := cmp.Diff(want, got.Nodes); diff != "" {
+		t.Errorf("Derive() nodes mismatch (-want +got):\n%s", diff)
+	}
+	if g := got.Groups[0]; !g.Finished() || g.Failed != 1 {
+		t.Errorf("group 0 = %+v, want finished with one failure", g)
+	}
+}
+
+// TestObserveCacheBehind checks that a recorded running node whose Job the
+// cache has not seen yet is not taken for a deleted Job: the API server is
+// asked.
+func TestObserveCacheBehind(t *testing.T) {
+	run := testRun(makeClusterJob("disk-clean").Obj())
+	rec, changed := Record(Results{}, State{}, []string{"a", "b"})
+	if !changed {
+		t.Fatal("Record() of created Jobs did not change the record")
+	}
+	live := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c"), planObject(twoGroups), makeJob("a").Ptr(), makeJob("b").Ptr())...).Build()
+	if err := WriteResults(context.Background(), live, live, run, rec, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The cache has the plan and the record but only Job a.
+	cache := interceptor.NewClient(live, interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		if err := c.List(ctx, list, opts...); err != nil {
+			return err
+		}
+		if jobs, ok := list.(*batchv1.JobList); ok {
+			jobs.Items = jobs.Items[:1]
+		}
+		return nil
+	}})
+	st, err := Observe(context.Background(), cache, live, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Nodes[1]; got.Phase != NodeRunning {
+		t.Errorf("node b = %+v, want Running: its Job exists", got)
+	}
+	// Without the API server to ask, the same read says JobDeleted: the
+	// live read is what keeps a lagging cache from failing a node.
+	st, err = Observe(context.Background(), cache, nil, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := st.Nodes[1]; got.Reason != ReasonJobDeleted {
+		t.Errorf("node b = %+v, want JobDeleted", got)
+	}
+}
+
+// TestWriteResultsRace checks a write from a stale read merges with the
+// stored record rather than overwrite it.
+func TestWriteResultsRace(t *testing.T) {
+	run := testRun(makeClusterJob("disk-clean").Obj())
+	c := fake.NewClientBuilder().Build()
+	first := Results{Nodes: map[string]NodeResult{"a": {Phase: NodeSucceeded, Finish: t1.Unix()}}}
+	if err := WriteResults(context.Background(), c, c, run, first, nil); err != nil {
+		t.Fatal(err)
+	}
+	// A reconcile whose cache has no record yet writes b as new.
+	second := Results{Nodes: map[string]NodeResult{"b": {Phase: NodeRunning}}}
+	if err := WriteResults(context.Background(), c, c, run, second, nil); err != nil {
+		t.Fatalf("WriteResults() from a stale read error = %v", err)
+	}
+	got, _, err := ReadResults(context.Background(), c, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Results{Nodes: map[string]NodeResult{"a": first.Nodes["a"], "b": second.Nodes["b"]}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stored record mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestWriteResultsError(t *testing.T) {
+	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+		return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "x", nil)
+	}}).Build()
+	err := WriteResults(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning}}}, nil)
+	if !apierrors.IsForbidden(err) {
+		t.Errorf("WriteResults() error = %v, want Forbidden", err)
+	}
+}
