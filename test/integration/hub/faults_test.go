@@ -188,7 +188,7 @@ var _ = Describe("Faults in members", func() {
 		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
 		row := get(cj)(Default).Status.Clusters[0]
 		Expect(row.Nodes).To(Equal(fleetv1.NodeCounts{Total: 4, Succeeded: 4}))
-		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2 * time.Second).
+		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2*time.Second).
 			Should(Equal(map[string]int{"a-node-3": 1, "a-node-4": 1}), "the deleted Jobs' nodes ran once")
 	})
 
@@ -212,7 +212,7 @@ var _ = Describe("Faults in members", func() {
 		Expect(row.FailedNodes).To(HaveLen(1))
 		Expect(row.FailedNodes[0].Node).To(Equal("a-node-3"))
 		Expect(row.FailedNodes[0].Reason).To(Equal(spoke.ReasonJobDeleted))
-		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2 * time.Second).
+		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2*time.Second).
 			Should(Equal(map[string]int{"a-node-1": 1, "a-node-2": 1, "a-node-4": 1}), "a-node-3 is not run again")
 	})
 
