@@ -120,12 +120,16 @@ func planConfigMap(run Run, p plan.Plan) (*corev1.ConfigMap, error) {
 	}
 	labels := runLabels(run)
 	labels[fleetv1.ComponentLabel] = planComponent
+	annotations := runAnnotations(run)
+	if run.ClusterID != "" {
+		annotations[fleetv1.ClusterIDAnnotation] = run.ClusterID
+	}
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        naming.PlanName(run.ClusterJob.UID),
 			Namespace:   run.Namespace,
 			Labels:      labels,
-			Annotations: runAnnotations(run),
+			Annotations: annotations,
 		},
 		Immutable: ptr.To(true),
 		Data:      map[string]string{planKey: string(data)},

@@ -42,6 +42,8 @@ type Run struct {
 	// Hub is the identity of the hub that runs the ClusterJob; every object
 	// created for the run carries it.
 	Hub string
+	// ClusterID is the member cluster's identity, recorded on the plan.
+	ClusterID string
 }
 
 // uidLabels select every object of ClusterJob uid in a member. managed-by is

@@ -196,6 +196,13 @@ type ClusterStatus struct {
 	// +optional
 	Phase ClusterPhase `json:"phase,omitempty"`
 
+	// clusterID identifies the member cluster the run's plan was frozen in
+	// (the UID of its kube-system namespace). A registration that later
+	// points at another cluster fails the row ClusterChanged.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	ClusterID string `json:"clusterID,omitempty"`
+
 	// reachable tells whether the hub reached the cluster on its last try.
 	// +optional
 	Reachable bool `json:"reachable"`

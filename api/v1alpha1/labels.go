@@ -50,6 +50,9 @@ const (
 	ClusterJobAnnotation = "fleetjob.io/clusterjob"
 	// ClusterAnnotation holds the full member cluster name.
 	ClusterAnnotation = "fleetjob.io/cluster"
+	// ClusterIDAnnotation, on a plan, holds the identity of the member
+	// cluster it was made in (the UID of its kube-system namespace).
+	ClusterIDAnnotation = "fleetjob.io/cluster-id"
 	// NodeAnnotation holds the full target node name.
 	NodeAnnotation = "fleetjob.io/node"
 	// GroupAnnotation holds the name of the node's group.
@@ -93,6 +96,9 @@ const (
 	ClusterReasonForbidden = "Forbidden"
 	// ClusterReasonUnauthorized: the member rejects the credentials.
 	ClusterReasonUnauthorized = "Unauthorized"
+	// ClusterReasonDuplicateCluster: the registration points at a cluster
+	// that another registration runs already.
+	ClusterReasonDuplicateCluster = "DuplicateCluster"
 	// ClusterReasonUnreachable: the member's API server does not answer.
 	ClusterReasonUnreachable = "Unreachable"
 )

@@ -102,6 +102,29 @@ func checkAccess(ctx context.Context, cfg *rest.Config, namespace string) error 
 	return nil
 }
 
+// clusterID reads the member's identity: the UID of its kube-system
+// namespace, which every cluster has and which changes only when the cluster
+// is rebuilt.
+func clusterID(ctx context.Context, cfg *rest.Config) (string, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, access.IdentityNamespace, metav1.GetOptions{})
+	if err != nil {
+		return "", fmt.Errorf("reading the cluster's identity (namespace %s): %w", access.IdentityNamespace, err)
+	}
+	return string(ns.UID), nil
+}
+
+// duplicateError refuses a second registration of one cluster: both would
+// run every node.
+type duplicateError struct{ other, id string }
+
+func (e *duplicateError) Error() string {
+	return fmt.Sprintf("the cluster (kube-system UID %s) is registered already as %s, which runs it; unregister one of the two", e.id, e.other)
+}
+
 type accessError struct{ denied []string }
 
 func (e *accessError) Error() string {
@@ -144,6 +167,13 @@ func (p *Provider) connect(ctx context.Context, reg registration) error {
 	cfg := p.restConfig(reg.config)
 	if err := checkAccess(ctx, cfg, reg.namespace); err != nil {
 		return err
+	}
+	id, err := clusterID(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if other := p.claim(reg.name, id); other != "" {
+		return &duplicateError{other: other, id: id}
 	}
 	cl, err := cluster.New(cfg, clusterOptions(reg.namespace))
 	if err != nil {
@@ -203,7 +233,10 @@ func engage(ctx context.Context, aware multicluster.Aware, memberCtx context.Con
 // classify maps a connection error to a row reason.
 func classify(err error) string {
 	var access *accessError
+	var duplicate *duplicateError
 	switch {
+	case errors.As(err, &duplicate):
+		return fleetv1.ClusterReasonDuplicateCluster
 	case errors.As(err, &access), apierrors.IsForbidden(err):
 		return fleetv1.ClusterReasonForbidden
 	case apierrors.IsUnauthorized(err):

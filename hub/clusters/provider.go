@@ -83,15 +83,21 @@ type Member struct {
 	// UnreachableSince is when the member stopped answering, or when it was
 	// first seen, if it never answered; zero while reachable.
 	UnreachableSince time.Time
+	// ClusterID identifies the member cluster (the UID of its kube-system
+	// namespace), once engaged.
+	ClusterID string
 }
 
 // member is the registry's record of one cluster.
 type member struct {
 	snapshot Member
-	hash     string
-	cluster  cluster.Cluster
-	cancel   context.CancelFunc
-	attempts int
+	// clusterID is the identity of the cluster the registration points at,
+	// claimed before it connects: one cluster engages under one name only.
+	clusterID string
+	hash      string
+	cluster   cluster.Cluster
+	cancel    context.CancelFunc
+	attempts  int
 }
 
 // Provider is a multicluster-runtime provider over registration Secrets.

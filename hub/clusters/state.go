@@ -19,6 +19,7 @@ package clusters
 import (
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -72,8 +73,8 @@ func (p *Provider) invalid(reg registration, err error) {
 	if m.cancel != nil {
 		m.cancel()
 	}
-	m.cluster, m.cancel, m.hash = nil, nil, ""
-	m.snapshot.Engaged = false
+	m.cluster, m.cancel, m.hash, m.clusterID = nil, nil, "", ""
+	m.snapshot.Engaged, m.snapshot.ClusterID = false, ""
 	m.snapshot.Labels, m.snapshot.Namespace = reg.labels, reg.namespace
 	p.setUnreachable(m, fleetv1.ClusterReasonInvalidRegistration, err.Error())
 	p.notifier.notify(reg.name)
@@ -107,12 +108,29 @@ func (p *Provider) disengage(name string, cl cluster.Cluster) {
 	}
 }
 
+// claim records that registration name points at cluster id, and returns
+// the name of another registration that claimed it first, if any: that one
+// keeps working, and this one is refused until it is gone.
+func (p *Provider) claim(name, id string) (other string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, n := range slices.Sorted(maps.Keys(p.members)) {
+		if n != name && p.members[n].clusterID == id {
+			return n
+		}
+	}
+	if m, ok := p.members[name]; ok {
+		m.clusterID = id
+	}
+	return ""
+}
+
 // engaged records a member the controllers now watch.
 func (p *Provider) engaged(name string, cl cluster.Cluster) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if m, ok := p.members[name]; ok && m.cluster == cl {
-		m.snapshot.Engaged = true
+		m.snapshot.Engaged, m.snapshot.ClusterID = true, m.clusterID
 		p.setReachable(m)
 		p.notifier.notify(name)
 	}

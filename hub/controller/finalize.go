@@ -79,12 +79,15 @@ func (r *Reconciler) finalize(ctx context.Context, cj *fleetv1.ClusterJob) (ctrl
 	return ctrl.Result{}, nil
 }
 
-// runMembers are the registered members the run may have touched: those in
-// its status rows.
+// runMembers are the registered members the run may have touched: those of
+// its status rows that started, and any reachable one (a plan may have been
+// stored just before a status write was lost). A cluster that never started
+// and cannot be reached now, such as a refused duplicate registration, does
+// not hold the deletion: garbage collection covers it when it connects.
 func (r *Reconciler) runMembers(cj *fleetv1.ClusterJob) []clusters.Member {
 	var out []clusters.Member
 	for _, row := range cj.Status.Clusters {
-		if m, ok := r.Members.Member(row.Name); ok {
+		if m, ok := r.Members.Member(row.Name); ok && (row.StartTime != nil || m.Engaged && m.Reachable) {
 			out = append(out, m)
 		}
 	}

@@ -87,6 +87,7 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 		return c
 	}
 	c.Engaged, c.Reachable, c.Reason, c.Message, c.UnreachableSince = m.Engaged, m.Reachable, m.Reason, m.Message, m.UnreachableSince
+	c.ClusterID = m.ClusterID
 	cl, run, ok := r.member(ctx, cj, m)
 	if !ok {
 		c.Engaged = false
@@ -133,7 +134,7 @@ func (r *Reconciler) member(ctx context.Context, cj *fleetv1.ClusterJob, m clust
 	if err != nil {
 		return nil, spoke.Run{}, false
 	}
-	return cl, spoke.Run{ClusterJob: cj, Cluster: m.Name, Namespace: m.Namespace, Hub: r.Options.HubID}, true
+	return cl, spoke.Run{ClusterJob: cj, Cluster: m.Name, Namespace: m.Namespace, Hub: r.Options.HubID, ClusterID: m.ClusterID}, true
 }
 
 func previousRow(cj *fleetv1.ClusterJob, name string) *fleetv1.ClusterStatus {

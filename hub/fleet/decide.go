@@ -48,6 +48,9 @@ type Cluster struct {
 	Error error
 	// Previous is the cluster's row in the last written status, if any.
 	Previous *fleetv1.ClusterStatus
+	// ClusterID is the identity of the cluster the registration points at
+	// now, once engaged.
+	ClusterID string
 	// PlanLost means the cluster started but its frozen plan is gone, as
 	// read from the member's API server, not a cache; LeftJobs counts the
 	// run's Jobs still there.
@@ -219,8 +222,13 @@ func failure(in Input, c Cluster) (clusterFailure, bool) {
 		return clusterFailure{}, false
 	}
 	switch {
+	case !c.Engaged && c.Reason == fleetv1.ClusterReasonDuplicateCluster:
+		return clusterFailure{c.Reason, c.Message}, true
 	case timedOut(in, c):
 		return clusterFailure{ReasonUnreachableTimeout, fmt.Sprintf("unreachable for longer than %s: %s", in.UnreachableTimeout, c.Message)}, true
+	case changed(c):
+		return clusterFailure{ReasonClusterChanged, fmt.Sprintf("the registration now points at another cluster (kube-system UID %s) than the run started in (%s); "+
+			"nothing of the run is created there", c.ClusterID, c.Previous.ClusterID)}, true
 	case c.PlanLost:
 		return clusterFailure{ReasonPlanLost, fmt.Sprintf("the run's frozen plan is gone from the cluster (%d of its Jobs are left there); "+
 			"re-planning could run a node twice, so the cluster stops", c.LeftJobs)}, true
@@ -234,6 +242,12 @@ func failure(in Input, c Cluster) (clusterFailure, bool) {
 		}
 	}
 	return clusterFailure{}, false
+}
+
+// changed tells whether the registration points at another cluster than the
+// one the run started in: a rebuilt cluster, or the Secret re-pointed.
+func changed(c Cluster) bool {
+	return c.Engaged && c.ClusterID != "" && c.Previous != nil && c.Previous.ClusterID != "" && c.Previous.ClusterID != c.ClusterID
 }
 
 // timedOut tells whether a cluster stayed unreachable too long. A cluster

@@ -148,6 +148,29 @@ func TestFailures(t *testing.T) {
 				Message: "the run's frozen plan is gone from the cluster (0 of its Jobs are left there); re-planning could run a node twice, so the cluster stops"},
 			wantPhase: fleetv1.PhaseFailed,
 		},
+		"a registration re-pointed at another cluster fails ClusterChanged, and nothing starts there": {
+			cj: base,
+			clusters: []Cluster{func() Cluster {
+				row := startedRow(ago(time.Hour))
+				row.ClusterID = "uid-old"
+				c := running("a")
+				c.ClusterID, c.Previous = "uid-new", &row
+				return c
+			}()},
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: ReasonClusterChanged,
+				Message: "the registration now points at another cluster (kube-system UID uid-new) than the run started in (uid-old); nothing of the run is created there"},
+			wantPhase: fleetv1.PhaseFailed,
+		},
+		"a second registration of a registered cluster fails DuplicateCluster at once": {
+			cj: base,
+			clusters: []Cluster{func() Cluster {
+				c := makeCluster("a").Disengaged().Unreachable(now).Obj()
+				c.Reason, c.Message = fleetv1.ClusterReasonDuplicateCluster, "registered already as b"
+				return c
+			}(), running("b")},
+			wantRow:   rowView{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ClusterReasonDuplicateCluster, Message: "registered already as b"},
+			wantPhase: fleetv1.PhaseRunning,
+		},
 		"startup grace: a cluster still connecting after a hub restart accrues no unreachable time": {
 			cj: base,
 			clusters: []Cluster{makeCluster("a").Connecting().Previous(fleetv1.ClusterStatus{

@@ -42,6 +42,7 @@ const (
 	ReasonFailed             = "Failed"
 	ReasonNoClusters         = "NoClusters"
 	ReasonPlanLost           = "PlanLost"
+	ReasonClusterChanged     = "ClusterChanged"
 	ReasonPending            = "Pending"
 )
 
@@ -87,7 +88,10 @@ func clusterRow(in Input, d Decision, c Cluster) fleetv1.ClusterStatus {
 	}
 	row.Phase, row.Reason, row.Message = clusterPhase(in, d, c, row)
 	if p := c.Previous; p != nil {
-		row.StartTime, row.CompletionTime = p.StartTime, p.CompletionTime
+		row.StartTime, row.CompletionTime, row.ClusterID = p.StartTime, p.CompletionTime, p.ClusterID
+	}
+	if row.ClusterID == "" && c.Engaged && c.State.Planned {
+		row.ClusterID = c.ClusterID // the cluster the plan was frozen in
 	}
 	now := metav1.NewTime(in.Now)
 	if row.StartTime == nil && started(c) {

@@ -40,6 +40,12 @@ var (
 	NodeVerbs = []string{"get", "list", "watch"}
 )
 
+// IdentityNamespace is the member namespace whose UID identifies the
+// member cluster: the hub reads it, and only it, to tell two registrations
+// of one cluster apart from two clusters, and a rebuilt cluster from the one
+// a run started in.
+const IdentityNamespace = "kube-system"
+
 // Required lists every access fleetjob needs in a member whose work
 // namespace is namespace.
 func Required(namespace string) []authorizationv1.ResourceAttributes {
@@ -53,6 +59,7 @@ func Required(namespace string) []authorizationv1.ResourceAttributes {
 	for _, verb := range NodeVerbs {
 		out = append(out, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})
 	}
+	out = append(out, authorizationv1.ResourceAttributes{Resource: "namespaces", Name: IdentityNamespace, Verb: "get"})
 	return out
 }
 
@@ -65,6 +72,9 @@ func Describe(a authorizationv1.ResourceAttributes) string {
 	}
 	if a.Group != "" {
 		res += "." + a.Group
+	}
+	if a.Name != "" {
+		res += " " + a.Name
 	}
 	if a.Namespace != "" {
 		return fmt.Sprintf("%s %s in namespace %s", a.Verb, res, a.Namespace)

@@ -32,7 +32,8 @@ func TestRequiredAccess(t *testing.T) {
 			authorizationv1.ResourceAttributes{Namespace: ns, Group: "batch", Resource: "jobs", Verb: verb},
 			authorizationv1.ResourceAttributes{Namespace: ns, Resource: "configmaps", Verb: verb})
 	}
-	want = append(want, authorizationv1.ResourceAttributes{Namespace: ns, Resource: "configmaps", Verb: "update"})
+	want = append(want, authorizationv1.ResourceAttributes{Namespace: ns, Resource: "configmaps", Verb: "update"},
+		authorizationv1.ResourceAttributes{Resource: "namespaces", Name: "kube-system", Verb: "get"})
 	for _, verb := range []string{"get", "list", "watch"} {
 		want = append(want, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})
 	}

@@ -49,7 +49,7 @@ var hubIdentity = struct {
 }
 
 type access struct {
-	ns, group, resource, subresource, verb string
+	ns, group, resource, subresource, name, verb string
 }
 
 func (a access) String() string {
@@ -63,8 +63,10 @@ func needed() []access {
 		out = append(out, access{ns: workNamespace, group: "batch", resource: "jobs", verb: verb},
 			access{ns: workNamespace, resource: "configmaps", verb: verb})
 	}
-	// The results record is updated as nodes finish.
-	out = append(out, access{ns: workNamespace, resource: "configmaps", verb: "update"})
+	// The results record is updated as nodes finish; kube-system's UID
+	// identifies the cluster.
+	out = append(out, access{ns: workNamespace, resource: "configmaps", verb: "update"},
+		access{resource: "namespaces", name: "kube-system", verb: "get"})
 	for _, verb := range []string{"get", "list", "watch"} {
 		out = append(out, access{resource: "nodes", verb: verb})
 	}
@@ -96,6 +98,7 @@ var notNeeded = []access{
 	{ns: "default", resource: "configmaps", verb: "get"},
 	{ns: "default", resource: "configmaps", verb: "create"},
 	{resource: "namespaces", verb: "create"},
+	{resource: "namespaces", name: "default", verb: "get"},
 	{resource: "namespaces", verb: "delete"},
 	{ns: workNamespace, resource: "serviceaccounts", subresource: "token", verb: "create"},
 	{ns: workNamespace, resource: "serviceaccounts", verb: "impersonate"},
@@ -112,7 +115,7 @@ var notNeeded = []access{
 func allowed(g Gomega, a access) bool {
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 		User: hubIdentity.user, Groups: hubIdentity.groups,
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: a.ns, Group: a.group, Resource: a.resource, Subresource: a.subresource, Verb: a.verb},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: a.ns, Group: a.group, Resource: a.resource, Subresource: a.subresource, Name: a.name, Verb: a.verb},
 	}}
 	g.Expect(memberC.Create(ctx, sar)).To(Succeed())
 	return sar.Status.Allowed
@@ -206,7 +209,7 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(ContainSubstring("expires"))
 		Expect(r.out).To(ContainSubstring(`cluster "m1" registered`))
-		Expect(r.out).To(ContainSubstring("16 permissions granted"))
+		Expect(r.out).To(ContainSubstring("17 permissions granted"))
 
 		s := registrationSecret("m1")
 		Expect(s.Labels).To(Equal(map[string]string{fleetv1.RegistrationLabel: "true", "env": "test", "tier": "gold"}))

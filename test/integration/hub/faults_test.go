@@ -273,6 +273,7 @@ func leastPrivileged(m *member, name string) envtest.User {
 			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"*"}},
 			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}},
 			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{"kube-system"}, Verbs: []string{"get"}},
 			{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews"}, Verbs: []string{"create"}},
 		},
 	}
@@ -290,6 +291,7 @@ func revocable(m *member, name string) (envtest.User, func()) {
 			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"*"}},
 			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}},
 			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{"kube-system"}, Verbs: []string{"get"}},
 		},
 	}
 	bindRole(m, role)

@@ -88,6 +88,69 @@ var _ = Describe("Ownership of member objects", func() {
 		}
 	})
 
+	It("refuses a second registration of one cluster, DuplicateCluster, and runs each node once", func() {
+		a := members["member-a"]
+		register(a, admin, map[string]string{"env": "a"})
+		stopHub = startHub(hubOptions{})
+		warmUp := makeClusterJob("before-alias").Clusters(map[string]string{"env": "a"}).Obj()
+		Expect(hubC.Create(ctx, warmUp)).To(Succeed())
+		Eventually(phaseOf(warmUp)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+
+		register(&member{name: "alias-a", env: a.env}, admin, map[string]string{"env": "a"})
+		DeferCleanup(unregister, "alias-a")
+		cj := makeClusterJob("with-alias").Clusters(map[string]string{"env": "a"}).Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
+		rows := get(cj)(Default).Status.Clusters
+		Expect(rows).To(HaveLen(2))
+		Expect(rows[0].Name).To(Equal("alias-a"))
+		Expect(rows[0].Reason).To(Equal(fleetv1.ClusterReasonDuplicateCluster))
+		Expect(rows[0].Message).To(ContainSubstring("registered already as member-a"))
+		Expect(rows[1].Phase).To(Equal(fleetv1.ClusterCompleted))
+		Expect(jobNodes(a, cj)).To(Equal(nodeNames("a", 4)), "one Job per node")
+		Eventually(func(g Gomega) {
+			g.Expect(eventNotes(g, workNamespace, "alias-a", fleetv1.ClusterReasonDuplicateCluster)).NotTo(BeEmpty())
+		}).Should(Succeed())
+	})
+
+	It("fails a cluster whose registration is re-pointed at another cluster mid-run, ClusterChanged, creating nothing there", func() {
+		a, b := members["member-a"], members["member-b"]
+		register(a, admin, nil)
+		a.runner.hold(true)
+		stopHub = startHub(hubOptions{})
+		cj := makeClusterJob("re-pointed").Batch(2).Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func() int { return len(jobNodes(a, cj)) }).Should(Equal(2))
+		Expect(rowOf(Default, cj, 0).ClusterID).NotTo(BeEmpty(), "the row records the cluster the plan was frozen in")
+
+		u, err := b.env.AddUser(admin, nil)
+		Expect(err).NotTo(HaveOccurred())
+		kubeconfig, err := u.KubeConfig()
+		Expect(err).NotTo(HaveOccurred())
+		secret := &corev1.Secret{}
+		Expect(hubC.Get(ctx, client.ObjectKey{Namespace: workNamespace, Name: "member-a"}, secret)).To(Succeed())
+		secret.Data[fleetv1.KubeconfigKey] = kubeconfig
+		Expect(hubC.Update(ctx, secret)).To(Succeed())
+
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
+		Expect(rowOf(Default, cj, 0).Reason).To(Equal(fleet.ReasonClusterChanged))
+		Consistently(func() []batchv1.Job { return memberJobs(b) }).WithTimeout(2 * time.Second).Should(BeEmpty())
+		cms := &corev1.ConfigMapList{}
+		Expect(b.client.List(ctx, cms, client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue})).To(Succeed())
+		Expect(cms.Items).To(BeEmpty(), "no plan or record in the new cluster")
+		a.runner.hold(false)
+		Expect(jobNodes(a, cj)).To(HaveLen(2))
+
+		// The run left its first group's Jobs in the old cluster; once the
+		// run is deleted and the registration points back there, garbage
+		// collection removes them.
+		Expect(hubC.Delete(ctx, cj)).To(Succeed())
+		Eventually(func() error { return hubC.Get(ctx, client.ObjectKeyFromObject(cj), &fleetv1.ClusterJob{}) }).Should(Satisfy(isNotFound))
+		unregister("member-a")
+		register(a, admin, nil)
+		Eventually(func() []batchv1.Job { return memberJobs(a) }).Should(BeEmpty())
+	})
+
 	It("ends a deletion held by a foreign finalizer at the deadline, with a Warning naming the cluster", func() {
 		a := members["member-a"]
 		register(a, admin, nil)
@@ -113,15 +176,8 @@ var _ = Describe("Ownership of member objects", func() {
 		Eventually(func() error { return hubC.Get(ctx, client.ObjectKeyFromObject(cj), &fleetv1.ClusterJob{}) }).
 			WithTimeout(15 * time.Second).Should(Satisfy(isNotFound))
 		Eventually(func(g Gomega) {
-			events := &eventsv1.EventList{}
-			g.Expect(hubC.List(ctx, events, client.InNamespace(cj.Namespace))).To(Succeed())
-			var notes []string
-			for _, e := range events.Items {
-				if e.Regarding.Name == cj.Name && e.Reason == "CleanupAbandoned" {
-					notes = append(notes, e.Note)
-				}
-			}
-			g.Expect(notes).To(ContainElement(And(ContainSubstring("cluster member-a"), ContainSubstring("1 Jobs and 0 ConfigMaps left behind"))))
+			g.Expect(eventNotes(g, cj.Namespace, cj.Name, "CleanupAbandoned")).To(ContainElement(And(
+				ContainSubstring("cluster member-a"), ContainSubstring("1 Jobs and 0 ConfigMaps left behind"))))
 		}).Should(Succeed())
 		// Someone else's finalizer is theirs to remove.
 		Expect(a.client.Get(ctx, client.ObjectKeyFromObject(held), &batchv1.Job{})).To(Succeed())
@@ -180,6 +236,20 @@ func memberMeta(name, uid, hub string) metav1.ObjectMeta {
 	}
 	return metav1.ObjectMeta{Name: name, Namespace: workNamespace, Labels: labels,
 		Annotations: map[string]string{fleetv1.ClusterJobAnnotation: "default/ghost", fleetv1.ClusterAnnotation: "member-a"}}
+}
+
+// eventNotes are the notes of the hub events with reason about object name
+// in namespace.
+func eventNotes(g Gomega, namespace, name, reason string) []string {
+	events := &eventsv1.EventList{}
+	g.Expect(hubC.List(ctx, events, client.InNamespace(namespace))).To(Succeed())
+	var notes []string
+	for _, e := range events.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			notes = append(notes, e.Note)
+		}
+	}
+	return notes
 }
 
 func isNotFound(err error) bool { return err != nil && client.IgnoreNotFound(err) == nil }

@@ -83,6 +83,7 @@ func Build(ns string) Objects {
 			WithSubjects(subject),
 		ClusterRole: rbacv1ac.ClusterRole(NodesClusterRoleName).WithLabels(labels).WithRules(
 			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("nodes").WithVerbs(access.NodeVerbs...),
+			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("namespaces").WithResourceNames(access.IdentityNamespace).WithVerbs("get"),
 		),
 		ClusterRoleBinding: rbacv1ac.ClusterRoleBinding(ClusterRoleBindingName(ns)).WithLabels(labels).
 			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(NodesClusterRoleName)).

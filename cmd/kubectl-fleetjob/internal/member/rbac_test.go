@@ -52,6 +52,10 @@ var wantLabels = map[string]string{"app.kubernetes.io/managed-by": "kubectl-flee
 func TestBuildRules(t *testing.T) {
 	work := []string{"get", "list", "watch", "create", "delete", "deletecollection"}
 	configMaps := append(slices.Clone(work), "update")
+	clusterRules := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{"kube-system"}, Verbs: []string{"get"}},
+	}
 	for _, tc := range []struct {
 		ns            string
 		wantRole      []rbacv1.PolicyRule
@@ -65,7 +69,7 @@ func TestBuildRules(t *testing.T) {
 				{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: work},
 				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: configMaps},
 			},
-			wantNodes:     []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}},
+			wantNodes:     clusterRules,
 			wantCRBName:   "fleetjob-hub-nodes-fleetjob-system",
 			wantSubjectNS: "fleetjob-system",
 		},
@@ -75,7 +79,7 @@ func TestBuildRules(t *testing.T) {
 				{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: work},
 				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: configMaps},
 			},
-			wantNodes:     []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}}},
+			wantNodes:     clusterRules,
 			wantCRBName:   "fleetjob-hub-nodes-jobs",
 			wantSubjectNS: "jobs",
 		},
@@ -126,6 +130,9 @@ func asRules(attrs []authorizationv1.ResourceAttributes) []rbacv1.PolicyRule {
 	out := make([]rbacv1.PolicyRule, len(attrs))
 	for i, a := range attrs {
 		out[i] = rbacv1.PolicyRule{APIGroups: []string{a.Group}, Resources: []string{a.Resource}, Verbs: []string{a.Verb}}
+		if a.Name != "" {
+			out[i].ResourceNames = []string{a.Name}
+		}
 	}
 	return out
 }
