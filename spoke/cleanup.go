@@ -184,3 +184,14 @@ func OrphanCandidates(objs []metav1.Object, now time.Time, minAge time.Duration)
 	}
 	return out
 }
+
+// DeleteJobs deletes the run's Jobs of these names, with their pods.
+func DeleteJobs(ctx context.Context, c client.Client, run Run, names []string) error {
+	for _, name := range names {
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: name}}
+		if err := c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Job %s/%s: %w", run.Namespace, name, err)
+		}
+	}
+	return nil
+}

@@ -108,8 +108,8 @@ func withJobs(jobs, more []batchv1.Job) []batchv1.Job {
 // RecordResults writes the run's results record when this reconcile adds
 // to it: Jobs seen or just created (created names their nodes), and nodes
 // that finished. st is the state Observe read, including its record.
-func RecordResults(ctx context.Context, c client.Client, live client.Reader, run Run, st State, created []string) error {
-	next, changed := Record(st.Recorded, st, created)
+func RecordResults(ctx context.Context, c client.Client, live client.Reader, run Run, st State, created []string, skipped []plan.SkippedNode) error {
+	next, changed := Record(st.Recorded, st, created, skipped)
 	if !changed {
 		return nil
 	}

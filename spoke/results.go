@@ -30,6 +30,7 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/plan"
 	"github.com/fleetjob/fleetjob/pkg/text"
 )
 
@@ -67,9 +68,13 @@ type NodeResult struct {
 	// Start and Finish are Unix seconds, 0 when unknown.
 	Start  int64 `json:"s,omitempty"`
 	Finish int64 `json:"f,omitempty"`
+	// Started tells that the node's pod started once.
+	Started bool `json:"st,omitempty"`
 }
 
-func (r NodeResult) final() bool { return r.Phase == NodeSucceeded || r.Phase == NodeFailed }
+func (r NodeResult) final() bool {
+	return r.Phase == NodeSucceeded || r.Phase == NodeFailed || r.Phase == NodeSkipped
+}
 
 // state is the node state the result stands for when the Job is gone.
 func (r NodeResult) state(node string) NodeState {
@@ -77,20 +82,31 @@ func (r NodeResult) state(node string) NodeState {
 	if !r.final() {
 		ns.Phase, ns.Reason, ns.Message = NodeFailed, ReasonJobDeleted, "the node's Job was deleted before it finished; it is not run again"
 	}
+	if ns.Phase == NodeSkipped {
+		ns.StartTime, ns.CompletionTime = nil, nil
+	}
 	return ns
 }
 
 // Record returns the record after this reconcile: prev plus the nodes of st
-// that have a Job or a result now, and the nodes whose Jobs were just
-// created. changed tells whether it must be written. It is pure.
-func Record(prev Results, st State, created []string) (Results, bool) {
+// that have a Job or a result now, the nodes whose Jobs were just created
+// and those skipped when their group started. changed tells whether it must
+// be written. It is pure.
+func Record(prev Results, st State, created []string, skipped []plan.SkippedNode) (Results, bool) {
 	next := Results{Nodes: maps.Clone(prev.Nodes)}
 	if next.Nodes == nil {
 		next.Nodes = map[string]NodeResult{}
 	}
 	changed := false
 	set := func(node string, r NodeResult) {
-		if old, ok := next.Nodes[node]; !ok || !old.final() && (r.final() || old.Start == 0 && r.Start != 0) {
+		old, ok := next.Nodes[node]
+		if ok && old.final() {
+			return // a result never changes
+		}
+		if ok && !r.final() {
+			r.Start, r.Started = max(r.Start, old.Start), r.Started || old.Started
+		}
+		if !ok || r != old {
 			next.Nodes[node] = r
 			changed = true
 		}
@@ -100,16 +116,20 @@ func Record(prev Results, st State, created []string) (Results, bool) {
 			continue // no Job, ever: pending, or skipped before it started
 		}
 		r := NodeResult{Phase: n.Phase, Start: unix(n.StartTime), Finish: unix(n.CompletionTime)}
-		if n.Phase == NodeFailed {
+		switch n.Phase {
+		case NodeFailed:
 			r.Reason, r.Message = n.Reason, text.Truncate(n.Message, maxResultMessage)
-		}
-		if n.Phase != NodeSucceeded && n.Phase != NodeFailed {
-			r = NodeResult{Phase: NodeRunning, Start: r.Start}
+		case NodeSucceeded:
+		default:
+			r = NodeResult{Phase: NodeRunning, Start: r.Start, Started: n.Started}
 		}
 		set(n.Node, r)
 	}
 	for _, node := range created {
 		set(node, NodeResult{Phase: NodeRunning})
+	}
+	for _, s := range skipped {
+		set(s.Node, NodeResult{Phase: NodeSkipped, Reason: s.Reason, Message: text.Truncate(s.Message, maxResultMessage)})
 	}
 	return next, changed
 }

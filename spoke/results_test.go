@@ -25,9 +25,12 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/fleetjob/fleetjob/pkg/plan"
 )
 
 func TestRecord(t *testing.T) {
@@ -36,6 +39,7 @@ func TestRecord(t *testing.T) {
 		prev        Results
 		jobs        []batchv1.Job
 		created     []string
+		skipped     []plan.SkippedNode
 		want        Results
 		wantChanged bool
 	}{
@@ -71,6 +75,21 @@ func TestRecord(t *testing.T) {
 				Message: "the node's Job was deleted before it finished; it is not run again", Start: t0.Unix()}}},
 			wantChanged: true,
 		},
+		"a node skipped when its group started is recorded skipped": {
+			skipped:     []plan.SkippedNode{{Node: "c", Reason: "Unschedulable", Message: "node is cordoned when its group started"}},
+			want:        Results{Nodes: map[string]NodeResult{"c": {Phase: NodeSkipped, Reason: "Unschedulable", Message: "node is cordoned when its group started"}}},
+			wantChanged: true,
+		},
+		"a pod seen started is remembered": {
+			prev: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}},
+			jobs: []batchv1.Job{func() batchv1.Job {
+				j := makeJob("a").Started(t0).Obj()
+				j.Status.Ready = ptr.To[int32](1)
+				return j
+			}()},
+			want:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix(), Started: true}}},
+			wantChanged: true,
+		},
 		"a final result never changes": {
 			prev:    Results{Nodes: map[string]NodeResult{"a": ok}},
 			jobs:    []batchv1.Job{makeJob("a").Started(t0).Failed("X", "late", t2).Obj()},
@@ -81,7 +100,7 @@ func TestRecord(t *testing.T) {
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
 			st := Derive(&twoGroups, tc.jobs, present("a", "b", "c"), tc.prev)
-			got, changed := Record(tc.prev, st, tc.created)
+			got, changed := Record(tc.prev, st, tc.created, tc.skipped)
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Record() mismatch (-want +got):\n%s", diff)
 			}
@@ -119,7 +138,7 @@ func TestDeriveFromResults(t *testing.T) {
 // asked.
 func TestObserveCacheBehind(t *testing.T) {
 	run := testRun(makeClusterJob("disk-clean").Obj())
-	rec, changed := Record(Results{}, State{}, []string{"a", "b"})
+	rec, changed := Record(Results{}, State{}, []string{"a", "b"}, nil)
 	if !changed {
 		t.Fatal("Record() of created Jobs did not change the record")
 	}

@@ -23,8 +23,12 @@ import (
 	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/plan"
 )
 
 // ConflictError reports a Job under one of the run's names that belongs to
@@ -49,19 +53,36 @@ func (e *ConflictError) Error() string {
 const createParallelism = 16
 
 // StartGroup creates the Jobs of the group-th group for its nodes that are
-// Pending in st, and returns the Jobs it created, in plan order. A Job that
-// already exists and carries the run's UID label was created before, by this
-// or another writer, and counts as started but not as created; one that does
-// not is a *ConflictError (find it with errors.As: several are joined), and
-// the other nodes are still started. live must read from the API server.
-// On any other error StartGroup stops creating and returns it.
-func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Run, st State, group int) ([]batchv1.Job, error) {
+// Pending in st, and returns the Jobs it created, in plan order, and the
+// nodes it skipped. Each node is checked again first, as the API server has
+// it now: one cordoned, tainted, NotReady or deleted since the plan was made
+// is skipped with the reason, never started. A Job that already exists and
+// carries the run's UID label was created before, by this or another
+// writer, and counts as started but not as created; one that does not is a
+// *ConflictError (find it with errors.As: several are joined), and the
+// other nodes are still started. live must read from the API server. On any
+// other error StartGroup stops creating and returns it.
+func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Run, st State, group int) ([]batchv1.Job, []plan.SkippedNode, error) {
 	if group < 0 || group >= len(st.Groups) {
-		return nil, fmt.Errorf("group %d is not in the plan of cluster %s, which has %d groups", group, run.Cluster, len(st.Groups))
+		return nil, nil, fmt.Errorf("group %d is not in the plan of cluster %s, which has %d groups", group, run.Cluster, len(st.Groups))
 	}
-	var jobs []*batchv1.Job
+	var pending []string
 	for _, n := range st.Nodes {
 		if n.Group == group && n.Phase == NodePending {
+			pending = append(pending, n.Node)
+		}
+	}
+	if len(pending) == 0 {
+		return nil, nil, nil
+	}
+	nodes, err := ListNodes(ctx, live)
+	if err != nil {
+		return nil, nil, err
+	}
+	ready, skipped := recheck(pending, nodes, &run.ClusterJob.Spec)
+	var jobs []*batchv1.Job
+	for _, n := range st.Nodes {
+		if n.Group == group && ready[n.Node] {
 			jobs = append(jobs, BuildJob(run, n.Node, group, n.GroupName))
 		}
 	}
@@ -79,7 +100,30 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 			created = append(created, *job)
 		}
 	}
-	return created, errors.Join(append(conflicts, rootCause(failures))...)
+	return created, skipped, errors.Join(append(conflicts, rootCause(failures))...)
+}
+
+// recheck splits pending into the nodes that can run the Job now and those
+// to skip, as nodes (the cluster's nodes now) say. It is pure.
+func recheck(pending []string, nodes []corev1.Node, spec *fleetv1.ClusterJobSpec) (ready map[string]bool, skipped []plan.SkippedNode) {
+	ready = make(map[string]bool, len(pending))
+	byName := make(map[string]*corev1.Node, len(nodes))
+	for i := range nodes {
+		byName[nodes[i].Name] = &nodes[i]
+	}
+	for _, name := range pending {
+		node, ok := byName[name]
+		if !ok {
+			skipped = append(skipped, plan.SkippedNode{Node: name, Reason: ReasonNodeDeleted, Message: "node was deleted before its Job started"})
+			continue
+		}
+		if reason, msg := plan.Ineligible(node, spec); reason != "" {
+			skipped = append(skipped, plan.SkippedNode{Node: name, Reason: reason, Message: msg + " when its group started"})
+			continue
+		}
+		ready[name] = true
+	}
+	return ready, skipped
 }
 
 // rootCause is the failure that stopped the creations: the others were

@@ -26,6 +26,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -108,10 +109,10 @@ func TestStartGroup(t *testing.T) {
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
-			live := fake.NewClientBuilder().WithObjects(tc.objs...).Build()
+			live := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), tc.objs...)...).Build()
 			c := interceptor.NewClient(live, tc.funcs)
 			st := Derive(&fourNodes, tc.stateJobs, present("a", "b", "c"), Results{})
-			created, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Batch(2).Obj()), st, tc.group)
+			created, _, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Batch(2).Obj()), st, tc.group)
 			if diff := cmp.Diff(tc.wantErr, errorString(err)); diff != "" {
 				t.Errorf("StartGroup() error mismatch (-want +got):\n%s", diff)
 			}
@@ -130,9 +131,9 @@ func TestStartGroup(t *testing.T) {
 }
 
 func TestStartGroupConflictError(t *testing.T) {
-	live := fake.NewClientBuilder().WithObjects(makeJob("a").Owner(otherUID).Ptr()).Build()
+	live := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), makeJob("a").Owner(otherUID).Ptr())...).Build()
 	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
-	_, err := StartGroup(context.Background(), live, live, testRun(makeClusterJob("disk-clean").Obj()), st, 0)
+	_, _, err := StartGroup(context.Background(), live, live, testRun(makeClusterJob("disk-clean").Obj()), st, 0)
 	var conflict *ConflictError
 	if !errors.As(err, &conflict) {
 		t.Fatalf("StartGroup() error = %v, want a *ConflictError", err)
@@ -146,14 +147,14 @@ func TestStartGroupConflictError(t *testing.T) {
 // controller does when its cache lags: the second call creates nothing and
 // does not fail.
 func TestStartGroupIdempotent(t *testing.T) {
-	c := fake.NewClientBuilder().Build()
+	c := fake.NewClientBuilder().WithObjects(nodeObjects("a", "b", "c", "d")...).Build()
 	run := testRun(makeClusterJob("disk-clean").Obj())
 	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
-	first, err := StartGroup(context.Background(), c, c, run, st, 0)
+	first, _, err := StartGroup(context.Background(), c, c, run, st, 0)
 	if err != nil {
 		t.Fatalf("first StartGroup() error = %v", err)
 	}
-	second, err := StartGroup(context.Background(), c, c, run, st, 0)
+	second, _, err := StartGroup(context.Background(), c, c, run, st, 0)
 	if err != nil {
 		t.Fatalf("second StartGroup() error = %v", err)
 	}
@@ -168,9 +169,9 @@ func TestStartGroupIdempotent(t *testing.T) {
 // TestStartGroupWrapsAPIErrors checks the caller can still tell what the
 // API server said.
 func TestStartGroupWrapsAPIErrors(t *testing.T) {
-	c := fake.NewClientBuilder().WithInterceptorFuncs(forbidNode("a")).Build()
+	c := fake.NewClientBuilder().WithObjects(nodeObjects("a", "b", "c", "d")...).WithInterceptorFuncs(forbidNode("a")).Build()
 	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
-	_, err := StartGroup(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), st, 0)
+	_, _, err := StartGroup(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), st, 0)
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("StartGroup() error = %v, want a Forbidden API error", err)
 	}
@@ -200,7 +201,7 @@ func TestStartGroupBoundsParallelCreates(t *testing.T) {
 	}
 	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: names}}}
 	var inFlight, most atomic.Int32
-	live := fake.NewClientBuilder().Build()
+	live := fake.NewClientBuilder().WithObjects(nodeObjects(names...)...).Build()
 	c := interceptor.NewClient(live, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			n := inFlight.Add(1)
@@ -211,7 +212,7 @@ func TestStartGroupBoundsParallelCreates(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		},
 	})
-	created, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Obj()), Derive(&p, nil, present, Results{}), 0)
+	created, _, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Obj()), Derive(&p, nil, present, Results{}), 0)
 	if err != nil {
 		t.Fatalf("StartGroup() error = %v", err)
 	}
@@ -240,5 +241,33 @@ func TestRootCause(t *testing.T) {
 				t.Errorf("rootCause() = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestStartGroupRechecksNodes checks a node that turned cordoned, tainted,
+// NotReady or was deleted after the plan was made is skipped, with the
+// reason, when its group starts, and gets no Job.
+func TestStartGroupRechecksNodes(t *testing.T) {
+	nodes := readyNodes("a", "b", "c")
+	nodes[0].Spec.Unschedulable = true
+	nodes[1].Spec.Taints = []corev1.Taint{{Key: "maintenance", Effect: corev1.TaintEffectNoExecute}}
+	objs := []client.Object{&nodes[0], &nodes[1], &nodes[2]}
+	c := fake.NewClientBuilder().WithObjects(objs...).Build()
+	all := allOf("a", "b", "c", "d")
+	st := Derive(&all, nil, present("a", "b", "c", "d"), Results{})
+	created, skipped, err := StartGroup(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), st, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"c"}, jobNodes(created)); diff != "" {
+		t.Errorf("StartGroup() created mismatch (-want +got):\n%s", diff)
+	}
+	want := []plan.SkippedNode{
+		{Node: "a", Reason: plan.ReasonUnschedulable, Message: "node is cordoned when its group started"},
+		{Node: "b", Reason: plan.ReasonUntoleratedTaint, Message: "taint maintenance:NoExecute is not tolerated by the Job template when its group started"},
+		{Node: "d", Reason: ReasonNodeDeleted, Message: "node was deleted before its Job started"},
+	}
+	if diff := cmp.Diff(want, skipped); diff != "" {
+		t.Errorf("StartGroup() skipped mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -17,9 +17,13 @@ limitations under the License.
 package spoke
 
 import (
+	"fmt"
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/plan"
@@ -64,6 +68,12 @@ type NodeState struct {
 	StartTime *metav1.Time
 	// CompletionTime is when the Job's terminal condition became True.
 	CompletionTime *metav1.Time
+	// For a running node: Created is when its Job was created, Started
+	// whether its pod started (Ready) or finished once, and Pods how many
+	// pods the Job has. They decide the node start timeout.
+	Created *metav1.Time
+	Started bool
+	Pods    int32
 }
 
 // GroupState counts the nodes of one group by phase.
@@ -159,6 +169,7 @@ func Derive(p *plan.Plan, jobs []batchv1.Job, nodesPresent map[string]bool, rec 
 		st.Groups[i] = GroupState{Name: g.Name, Nodes: len(g.Nodes)}
 		for _, node := range g.Nodes {
 			ns := nodeState(node, byNode[node], nodesPresent[node])
+			ns = withRecord(ns, rec.Nodes[node], byNode[node] != nil)
 			if r, ok := rec.Nodes[node]; ok && byNode[node] == nil {
 				ns = r.state(node)
 			}
@@ -185,6 +196,22 @@ func (g *GroupState) count(p NodePhase) {
 	}
 }
 
+// withRecord lets a node's recorded result speak where the Job does not: a
+// final result wins over a Job that has not finished (the hub failed the
+// node, and deletes the Job), and a start once seen is not forgotten.
+func withRecord(ns NodeState, r NodeResult, hasJob bool) NodeState {
+	if !hasJob || ns.Phase != NodeRunning {
+		return ns
+	}
+	if r.final() {
+		out := r.state(ns.Node)
+		out.Job = ns.Job
+		return out
+	}
+	ns.Started = ns.Started || r.Started
+	return ns
+}
+
 // nodeState is one node's state from its Job (nil when it has none) and
 // whether the node still exists. A deleted node's Job can never finish, so
 // it counts as failed rather than running forever.
@@ -205,6 +232,12 @@ func nodeState(node string, job *batchv1.Job, present bool) NodeState {
 		}
 	case present:
 		ns.Phase = NodeRunning
+		if !job.CreationTimestamp.IsZero() {
+			ns.Created = job.CreationTimestamp.DeepCopy()
+		}
+		s := job.Status
+		ns.Started = ptr.Deref(s.Ready, 0) > 0 || s.Succeeded > 0 || s.Failed > 0
+		ns.Pods = s.Active + s.Succeeded + s.Failed
 	default:
 		ns.Phase, ns.Reason, ns.Message = NodeFailed, ReasonNodeDeleted, "node was deleted while its Job ran"
 	}
@@ -234,4 +267,56 @@ func trueCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCon
 		}
 	}
 	return nil
+}
+
+// Reasons of a node whose pod never started within the node start timeout.
+const (
+	// ReasonPodCreateFailed: the Job has no pod at all (quota, admission).
+	ReasonPodCreateFailed = "PodCreateFailed"
+	// ReasonNotStarted: the Job's pod exists but never started
+	// (unschedulable, image pull, a node gone NotReady).
+	ReasonNotStarted = "NotStarted"
+)
+
+// TimeOutStarts fails the running nodes whose pod has not started within
+// timeout of their Job's creation, and returns the Jobs of every node failed
+// so that still exist, to be deleted (again, until they are gone), and how
+// many it failed now: a pod that cannot run must not hold its group, nor
+// run later. It is pure.
+func (s *State) TimeOutStarts(now time.Time, timeout time.Duration) (jobs []string, failed int) {
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if n.Phase == NodeFailed && n.Job != "" && (n.Reason == ReasonPodCreateFailed || n.Reason == ReasonNotStarted) {
+			jobs = append(jobs, n.Job) // failed before; its Job is not gone yet
+			continue
+		}
+		if n.Phase != NodeRunning || n.Started || n.Created == nil || now.Sub(n.Created.Time) < timeout {
+			continue
+		}
+		s.Groups[n.Group].Running--
+		s.Groups[n.Group].Failed++
+		n.Phase, n.CompletionTime = NodeFailed, &metav1.Time{Time: now}
+		if n.Pods == 0 {
+			n.Reason, n.Message = ReasonPodCreateFailed, fmt.Sprintf("the Job created no pod within %s (a quota or an admission policy refuses it? see the Job's events)", timeout)
+		} else {
+			n.Reason, n.Message = ReasonNotStarted, fmt.Sprintf("the Job's pod did not start within %s (unschedulable, or its image cannot be pulled? see the pod's events)", timeout)
+		}
+		jobs = append(jobs, n.Job)
+		failed++
+	}
+	return jobs, failed
+}
+
+// StartDeadline is the earliest time a running node's start times out;
+// false when no node waits for its pod.
+func (s State) StartDeadline(timeout time.Duration) (time.Time, bool) {
+	var first time.Time
+	for _, n := range s.Nodes {
+		if n.Phase == NodeRunning && !n.Started && n.Created != nil {
+			if t := n.Created.Add(timeout); first.IsZero() || t.Before(first) {
+				first = t
+			}
+		}
+	}
+	return first, !first.IsZero()
 }

@@ -18,11 +18,14 @@ package spoke
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/fleetjob/fleetjob/pkg/plan"
 )
@@ -157,7 +160,11 @@ func TestDerive(t *testing.T) {
 			wantState: State{
 				Planned: true, Plan: twoGroups,
 				Groups: []GroupState{{Name: "batch-1", Nodes: 2, Pending: 1, Running: 1}, {Name: "batch-2", Nodes: 1, Pending: 1}},
-				Nodes:  []NodeState{running("a", 0), pending("b", 0), pending("c", 1)},
+				Nodes: []NodeState{func() NodeState {
+					n := running("a", 0)
+					n.Started, n.Pods = true, 2 // the counters say its pods ran
+					return n
+				}(), pending("b", 0), pending("c", 1)},
 			},
 		},
 		"node deleted before its Job started": {
@@ -297,5 +304,81 @@ func TestGroupState(t *testing.T) {
 				t.Errorf("Finished() = %v, want %v", got, tc.wantFinished)
 			}
 		})
+	}
+}
+
+func TestTimeOutStarts(t *testing.T) {
+	created := metav1.NewTime(t0.Add(-10 * time.Minute))
+	recent := metav1.NewTime(t0.Add(-time.Minute))
+	job := func(node string, at metav1.Time, active, ready int32) batchv1.Job {
+		j := makeJob(node).Started(at).Obj()
+		j.CreationTimestamp, j.Status.Active, j.Status.Ready = at, active, ptr.To(ready)
+		return j
+	}
+	three := allOf("a", "b", "c")
+	testCases := map[string]struct {
+		jobs       []batchv1.Job
+		rec        Results
+		wantJobs   []string
+		wantFailed int
+		wantNodes  map[string]string // node: phase/reason
+	}{
+		"no pod after the timeout: PodCreateFailed; a pending pod: NotStarted; a fresh Job waits": {
+			jobs:       []batchv1.Job{job("a", created, 0, 0), job("b", created, 1, 0), job("c", recent, 0, 0)},
+			wantJobs:   []string{jobName("a"), jobName("b")},
+			wantFailed: 2,
+			wantNodes:  map[string]string{"a": "Failed/PodCreateFailed", "b": "Failed/NotStarted", "c": "Running/"},
+		},
+		"a pod that started is never timed out, even once not Ready": {
+			jobs:      []batchv1.Job{job("a", created, 1, 1), job("b", created, 1, 0)},
+			rec:       Results{Nodes: map[string]NodeResult{"b": {Phase: NodeRunning, Started: true}}},
+			wantNodes: map[string]string{"a": "Running/", "b": "Running/", "c": "Pending/"},
+		},
+		"a node failed before whose Job still exists: its Job is deleted again, not counted again": {
+			jobs:      []batchv1.Job{job("a", created, 1, 0)},
+			rec:       Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: ReasonNotStarted}}},
+			wantJobs:  []string{jobName("a")},
+			wantNodes: map[string]string{"a": "Failed/NotStarted", "c": "Pending/", "b": "Pending/"},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			st := Derive(&three, tc.jobs, present("a", "b", "c"), tc.rec)
+			jobs, failed := st.TimeOutStarts(t0.Time, 5*time.Minute)
+			if diff := cmp.Diff(tc.wantJobs, jobs); diff != "" {
+				t.Errorf("TimeOutStarts() jobs mismatch (-want +got):\n%s", diff)
+			}
+			if failed != tc.wantFailed {
+				t.Errorf("TimeOutStarts() failed = %d, want %d", failed, tc.wantFailed)
+			}
+			got := map[string]string{}
+			for _, n := range st.Nodes {
+				got[n.Node] = string(n.Phase) + "/" + n.Reason
+			}
+			if diff := cmp.Diff(tc.wantNodes, got); diff != "" {
+				t.Errorf("nodes mismatch (-want +got):\n%s", diff)
+			}
+			g := st.Groups[0]
+			if g.Pending+g.Running+g.Succeeded+g.Failed+g.Skipped != g.Nodes {
+				t.Errorf("group counts %+v do not add up", g)
+			}
+		})
+	}
+}
+
+func TestStartDeadline(t *testing.T) {
+	first := metav1.NewTime(t0.Add(-2 * time.Minute))
+	two := allOf("a", "b")
+	a := makeJob("a").Obj()
+	a.CreationTimestamp = first
+	b := makeJob("b").Obj()
+	b.CreationTimestamp = t0
+	st := Derive(&two, []batchv1.Job{a, b}, present("a", "b"), Results{})
+	got, ok := st.StartDeadline(5 * time.Minute)
+	if !ok || !got.Equal(first.Add(5*time.Minute)) {
+		t.Errorf("StartDeadline() = %v, %v; want %v", got, ok, first.Add(5*time.Minute))
+	}
+	if _, ok := Derive(&two, nil, present("a", "b"), Results{}).StartDeadline(time.Minute); ok {
+		t.Error("StartDeadline() of a run with no Job = true")
 	}
 }

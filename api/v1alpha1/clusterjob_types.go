@@ -17,6 +17,8 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -59,6 +61,9 @@ const (
 	FailureStrategyExit FailureStrategy = "exit"
 )
 
+// DefaultNodeStartTimeout is spec.nodeStartTimeout when it is not set.
+const DefaultNodeStartTimeout = 10 * time.Minute
+
 // ClusterJobSpec is the desired run. It is immutable after creation except
 // for suspend, so the status can never describe a different spec than the one
 // that ran.
@@ -68,6 +73,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="(has(self.failureStrategy) ? self.failureStrategy : 'keepgoing') == (has(oldSelf.failureStrategy) ? oldSelf.failureStrategy : 'keepgoing')",message="failureStrategy is immutable",fieldPath=".failureStrategy"
 // +kubebuilder:validation:XValidation:rule="has(self.clusterRollout) == has(oldSelf.clusterRollout) && (!has(self.clusterRollout) || self.clusterRollout == oldSelf.clusterRollout)",message="clusterRollout is immutable",fieldPath=".clusterRollout"
 // +kubebuilder:validation:XValidation:rule="self.jobTemplate == oldSelf.jobTemplate",message="jobTemplate is immutable",fieldPath=".jobTemplate"
+// +kubebuilder:validation:XValidation:rule="has(self.nodeStartTimeout) == has(oldSelf.nodeStartTimeout) && (!has(self.nodeStartTimeout) || duration(self.nodeStartTimeout) == duration(oldSelf.nodeStartTimeout))",message="nodeStartTimeout is immutable",fieldPath=".nodeStartTimeout"
 type ClusterJobSpec struct {
 	// clusterSelector selects the registered member clusters that take part,
 	// by the labels of their registration Secret. `{}` selects every
@@ -104,6 +110,18 @@ type ClusterJobSpec struct {
 	// When absent, every selected cluster runs at once.
 	// +optional
 	ClusterRollout *ClusterRollout `json:"clusterRollout,omitempty"`
+
+	// nodeStartTimeout is how long a node's Job may go without its pod
+	// starting (Ready) or finishing. Past it, the node counts as failed with
+	// reason `PodCreateFailed` (no pod could be created: quota, admission) or
+	// `NotStarted` (its pod never started: unschedulable, image pull), and
+	// its Job is deleted, so that a pod that cannot run never holds its group.
+	// Default 10m. The Job template's own activeDeadlineSeconds still
+	// applies to a pod that runs.
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="nodeStartTimeout must be at least 1s"
+	// +optional
+	NodeStartTimeout *metav1.Duration `json:"nodeStartTimeout,omitempty"`
 
 	// suspend, while true, starts no new group anywhere; Jobs already running
 	// finish. Setting it back to false resumes the run. It is the only field

@@ -133,6 +133,11 @@ func (in *ClusterJobSpec) DeepCopyInto(out *ClusterJobSpec) {
 		*out = new(ClusterRollout)
 		**out = **in
 	}
+	if in.NodeStartTimeout != nil {
+		in, out := &in.NodeStartTimeout, &out.NodeStartTimeout
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.Suspend != nil {
 		in, out := &in.Suspend, &out.Suspend
 		*out = new(bool)

@@ -22,12 +22,14 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/fleet"
+	"github.com/fleetjob/fleetjob/pkg/plan"
 	"github.com/fleetjob/fleetjob/pkg/text"
 	"github.com/fleetjob/fleetjob/spoke"
 )
@@ -46,14 +48,15 @@ func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, views []fl
 	add := func(n note) { mu.Lock(); notes = append(notes, n); mu.Unlock() }
 	r.forEach(len(views), func(i int) {
 		c := &views[i]
-		var err error
+		err := r.deleteTimedOut(ctx, cj, c, add)
 		var created []string
-		if g, ok := d.Start[c.Name]; ok {
-			created, err = r.startGroup(ctx, cj, c, g, add)
+		var skipped []plan.SkippedNode
+		if g, ok := d.Start[c.Name]; ok && err == nil {
+			created, skipped, err = r.startGroup(ctx, cj, c, g, add)
 		} else if slices.Contains(d.Plan, c.Name) {
 			err = r.freezePlan(ctx, cj, c, add)
 		}
-		if rerr := r.record(ctx, cj, c, created); err == nil {
+		if rerr := r.record(ctx, cj, c, created, skipped); err == nil {
 			err = rerr
 		}
 		if err != nil {
@@ -95,7 +98,7 @@ func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *
 // record writes what this reconcile learnt of the cluster's nodes to its
 // results record: the Jobs just created, seen, or finished. It writes only
 // where the hub reads the run now, and at most once.
-func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, created []string) error {
+func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, created []string, skipped []plan.SkippedNode) error {
 	if !c.State.Planned || c.Error != nil || !c.Reachable {
 		return nil
 	}
@@ -106,37 +109,73 @@ func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *flee
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	if err := spoke.RecordResults(ctx, cl.GetClient(), cl.GetAPIReader(), run, c.State, created); err != nil {
+	if err := spoke.RecordResults(ctx, cl.GetClient(), cl.GetAPIReader(), run, c.State, created, skipped); err != nil {
 		return fmt.Errorf("recording results: %w", err)
 	}
 	return nil
 }
 
-// startGroup creates the Jobs of group g in the cluster, and returns the
-// nodes it created Jobs for.
-func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, g int, add func(note)) ([]string, error) {
+// deleteTimedOut deletes the Jobs of nodes whose pod never started: they
+// count as failed, and a pod that starts late must not run the node.
+func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, add func(note)) error {
+	if len(c.StartTimedOut) == 0 {
+		return nil
+	}
 	m, _ := r.Members.Member(c.Name)
 	cl, run, ok := r.member(ctx, cj, m)
 	if !ok {
-		return nil, errors.New("cluster disengaged")
+		return errors.New("cluster disengaged")
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
+	defer cancel()
+	if err := spoke.DeleteJobs(ctx, cl.GetClient(), run, c.StartTimedOut); err != nil {
+		return err
+	}
+	if c.NotStarted > 0 {
+		add(note{corev1.EventTypeWarning, "NodeNotStarted", fmt.Sprintf("cluster %s: %d nodes failed: their pods did not start within %s",
+			c.Name, c.NotStarted, nodeStartTimeout(cj))})
+	}
+	return nil
+}
+
+// startGroup creates the Jobs of group g in the cluster, and returns the
+// nodes it created Jobs for and those it skipped.
+func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, g int, add func(note)) ([]string, []plan.SkippedNode, error) {
+	m, _ := r.Members.Member(c.Name)
+	cl, run, ok := r.member(ctx, cj, m)
+	if !ok {
+		return nil, nil, errors.New("cluster disengaged")
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
 	if g > 0 {
 		observeGroupDuration(c.State, g-1)
 	}
-	created, err := spoke.StartGroup(ctx, cl.GetClient(), cl.GetAPIReader(), run, c.State, g)
+	created, skipped, err := spoke.StartGroup(ctx, cl.GetClient(), cl.GetAPIReader(), run, c.State, g)
 	jobsCreated.Add(float64(len(created)))
 	if len(created) > 0 {
 		add(note{corev1.EventTypeNormal, "GroupStarted", fmt.Sprintf("cluster %s: started group %d (%s) with %d Jobs",
 			c.Name, g, c.State.Groups[g].Name, len(created))})
 		log.FromContext(ctx).Info("Started group", "cluster", c.Name, "group", g, "jobs", len(created))
 	}
+	if len(skipped) > 0 {
+		add(note{corev1.EventTypeWarning, "NodesSkipped", fmt.Sprintf("cluster %s: group %d skipped %d nodes that cannot run the Job now, %s first: %s",
+			c.Name, g, len(skipped), skipped[0].Node, skipped[0].Message)})
+	}
 	nodes := make([]string, len(created))
 	for i := range created {
 		nodes[i] = created[i].Annotations[fleetv1.NodeAnnotation]
 	}
-	return nodes, err
+	return nodes, skipped, err
+}
+
+// nodeStartTimeout is the run's spec.nodeStartTimeout, defaulted as the
+// API server does for objects that predate it.
+func nodeStartTimeout(cj *fleetv1.ClusterJob) time.Duration {
+	if t := cj.Spec.NodeStartTimeout; t != nil && t.Duration > 0 {
+		return t.Duration
+	}
+	return fleetv1.DefaultNodeStartTimeout
 }
 
 // emit sends the notes, and the run's end, after the status was written: an

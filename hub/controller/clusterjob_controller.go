@@ -150,6 +150,7 @@ func (r *Reconciler) input(cj *fleetv1.ClusterJob, clusters []fleet.Cluster) fle
 	return fleet.Input{
 		Spec: &cj.Spec, Clusters: clusters, Now: r.Clock.Now(), Created: cj.CreationTimestamp.Time,
 		UnreachableTimeout:   r.Options.UnreachableTimeout,
+		NodeStartTimeout:     nodeStartTimeout(cj),
 		MemberErrorTimeout:   r.Options.MemberErrorTimeout,
 		EmptySelectionGrace:  r.Options.EmptySelectionGrace,
 		ConnectingGraceUntil: r.startedAt.Add(r.Options.ConnectTimeout),

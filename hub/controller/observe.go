@@ -96,6 +96,9 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
 	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), cl.GetAPIReader(), run)
+	if c.Error == nil && c.State.Planned {
+		c.StartTimedOut, c.NotStarted = c.State.TimeOutStarts(r.Clock.Now(), nodeStartTimeout(cj))
+	}
 	if c.Error == nil && !c.State.Planned && prev != nil && prev.StartTime != nil && m.Reachable {
 		c.PlanLost, c.LeftJobs, c.Error = planLost(ctx, cl, run)
 	}

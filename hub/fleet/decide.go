@@ -48,6 +48,10 @@ type Cluster struct {
 	Error error
 	// Previous is the cluster's row in the last written status, if any.
 	Previous *fleetv1.ClusterStatus
+	// StartTimedOut are the Jobs of nodes failed because their pod never
+	// started, to be deleted; NotStarted counts the nodes failed so now.
+	StartTimedOut []string
+	NotStarted    int
 	// ClusterID is the identity of the cluster the registration points at
 	// now, once engaged.
 	ClusterID string
@@ -70,6 +74,8 @@ type Input struct {
 	// MemberErrorTimeout is how long the hub's work in a reachable cluster
 	// may keep failing before the cluster fails.
 	MemberErrorTimeout time.Duration
+	// NodeStartTimeout is the run's spec.nodeStartTimeout.
+	NodeStartTimeout time.Duration
 	// EmptySelectionGrace is how long a run that selects no cluster waits
 	// for registrations before it fails.
 	EmptySelectionGrace time.Duration
@@ -317,6 +323,9 @@ func RequeueAfter(in Input) time.Duration {
 		}
 		if inStartupGrace(in, c) {
 			due(in.ConnectingGraceUntil.Sub(in.Now))
+		}
+		if t, ok := c.State.StartDeadline(in.NodeStartTimeout); ok && c.Engaged {
+			due(max(time.Second, t.Sub(in.Now))) // no event comes for a pod that never starts
 		}
 		if c.Error != nil {
 			since := failingSince(in, c)

@@ -146,6 +146,15 @@ func filterNodes(nodes []corev1.Node, spec *fleetv1.ClusterJobSpec) ([]*corev1.N
 	return eligible, skipped, nil
 }
 
+// Ineligible tells why the Job of spec could not run on node now (cordoned,
+// NotReady, an untolerated taint, the template's affinity), with the reason
+// a plan would skip it for; "" when it can. A planned node is checked again
+// when its group starts.
+func Ineligible(node *corev1.Node, spec *fleetv1.ClusterJobSpec) (reason, message string) {
+	podSpec := &spec.JobTemplate.Spec.Template.Spec
+	return ineligible(node, podSpec.Tolerations, nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: *podSpec}))
+}
+
 // ineligible tells why the Job's pod could never run on node, the checks the
 // scheduler would make that do not depend on the node's load.
 func ineligible(node *corev1.Node, tolerations []corev1.Toleration, affinity nodeaffinity.RequiredNodeAffinity) (string, string) {

@@ -216,6 +216,46 @@ var _ = Describe("Faults in members", func() {
 			Should(Equal(map[string]int{"a-node-1": 1, "a-node-2": 1, "a-node-4": 1}), "a-node-3 is not run again")
 	})
 
+	It("fails a node whose Job gets no pod within nodeStartTimeout, PodCreateFailed, deletes its Job, and the run ends", func() {
+		a := members["member-a"]
+		register(a, admin, nil)
+		a.runner.stallOn("a-node-2")
+		stopHub = startHub(hubOptions{})
+		cj := makeClusterJob("no-pod").Obj()
+		cj.Spec.NodeStartTimeout = &metav1.Duration{Duration: 3 * time.Second}
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
+		row := get(cj)(Default).Status.Clusters[0]
+		Expect(row.Nodes).To(Equal(fleetv1.NodeCounts{Total: 4, Succeeded: 3, Failed: 1}))
+		Expect(row.FailedNodes).To(HaveLen(1))
+		Expect(row.FailedNodes[0].Node).To(Equal("a-node-2"))
+		Expect(row.FailedNodes[0].Reason).To(Equal(spoke.ReasonPodCreateFailed))
+		Eventually(func() map[string]int { return jobNodes(a, cj) }).
+			Should(Equal(map[string]int{"a-node-1": 1, "a-node-3": 1, "a-node-4": 1}), "the stuck Job is deleted")
+		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2*time.Second).
+			Should(Equal(map[string]int{"a-node-1": 1, "a-node-3": 1, "a-node-4": 1}), "and not created again")
+	})
+
+	It("skips a node cordoned after planning, before its group starts", func() {
+		a := members["member-a"]
+		register(a, admin, nil)
+		a.runner.hold(true)
+		stopHub = startHub(hubOptions{})
+		cj := makeClusterJob("cordoned-later").Batch(2).Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func() int { return len(jobNodes(a, cj)) }).Should(Equal(2))
+		setUnschedulable(a, "a-node-3", true)
+		DeferCleanup(setUnschedulable, a, "a-node-3", false)
+		a.runner.hold(false)
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		row := get(cj)(Default).Status.Clusters[0]
+		Expect(row.Nodes).To(Equal(fleetv1.NodeCounts{Total: 4, Succeeded: 3, Skipped: 1}))
+		Expect(jobNodes(a, cj)).To(Equal(map[string]int{"a-node-1": 1, "a-node-2": 1, "a-node-4": 1}))
+		res := recorded(Default, a, cj)
+		Expect(res.Nodes["a-node-3"]).To(Equal(spoke.NodeResult{Phase: spoke.NodeSkipped, Reason: "Unschedulable",
+			Message: "node is cordoned when its group started"}))
+	})
+
 	It("fails a run that selects no cluster once the grace has passed", func() {
 		register(members["member-a"], admin, nil)
 		stopHub = startHub(hubOptions{emptySelectionGrace: 2 * time.Second})
@@ -237,6 +277,15 @@ var _ = Describe("Faults in members", func() {
 		Expect(jobNodes(members["member-a"], cj)).To(Equal(nodeNames("a", 4)))
 	})
 })
+
+// setUnschedulable cordons or uncordons a node of m.
+func setUnschedulable(m *member, node string, cordoned bool) {
+	n := &corev1.Node{}
+	Expect(m.client.Get(ctx, client.ObjectKey{Name: node}, n)).To(Succeed())
+	patch := client.MergeFrom(n.DeepCopy())
+	n.Spec.Unschedulable = cordoned
+	Expect(m.client.Patch(ctx, n, patch)).To(Succeed())
+}
 
 // recorded is the run's results record in m's work namespace.
 func recorded(g Gomega, m *member, cj *fleetv1.ClusterJob) spoke.Results {

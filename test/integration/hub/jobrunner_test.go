@@ -40,9 +40,12 @@ type jobRunner struct {
 
 	mu        sync.Mutex
 	failNodes map[string]bool
-	held      bool
-	seen      map[string]bool
-	overlaps  []string
+	// stallNodes are nodes whose Jobs never get a pod, as when a quota or
+	// an admission policy refuses it: they stay without status.
+	stallNodes map[string]bool
+	held       bool
+	seen       map[string]bool
+	overlaps   []string
 	// firstSeen and lastDone time each group of each run (key uid/index),
 	// to measure how soon a group starts after the previous one ended.
 	firstSeen map[string]time.Time
@@ -50,7 +53,7 @@ type jobRunner struct {
 }
 
 func newJobRunner(c client.Client) *jobRunner {
-	return &jobRunner{c: c, failNodes: map[string]bool{}, seen: map[string]bool{},
+	return &jobRunner{c: c, failNodes: map[string]bool{}, stallNodes: map[string]bool{}, seen: map[string]bool{},
 		firstSeen: map[string]time.Time{}, lastDone: map[string]time.Time{}}
 }
 
@@ -60,6 +63,15 @@ func (r *jobRunner) failOn(nodes ...string) {
 	defer r.mu.Unlock()
 	for _, n := range nodes {
 		r.failNodes[n] = true
+	}
+}
+
+// stallOn makes Jobs on these nodes never get a pod.
+func (r *jobRunner) stallOn(nodes ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range nodes {
+		r.stallNodes[n] = true
 	}
 }
 
@@ -97,7 +109,7 @@ func (r *jobRunner) handoffs(uid string, groups int) []time.Duration {
 func (r *jobRunner) reset() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.failNodes, r.held, r.overlaps = map[string]bool{}, false, nil
+	r.failNodes, r.stallNodes, r.held, r.overlaps = map[string]bool{}, map[string]bool{}, false, nil
 }
 
 // run ticks every 100ms: a Job runs for at least one tick, long enough for
@@ -150,7 +162,7 @@ func (r *jobRunner) tick(ctx context.Context) {
 			continue
 		}
 		// A Job whose node is gone never finishes: its pod cannot be placed.
-		if !r.held && present[job.Annotations[fleetv1.NodeAnnotation]] {
+		if !r.held && present[job.Annotations[fleetv1.NodeAnnotation]] && !r.stallNodes[job.Annotations[fleetv1.NodeAnnotation]] {
 			if r.finish(ctx, job, r.failNodes[job.Annotations[fleetv1.NodeAnnotation]]) == nil {
 				r.lastDone[group] = time.Now()
 			}

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -188,6 +189,13 @@ var _ = Describe("Creating a ClusterJob", func() {
 		Entry("jobTemplate with ttlSecondsAfterFinished",
 			makeClusterJob().TTLSecondsAfterFinished(3600).Obj(),
 			"spec.jobTemplate", "jobTemplate.spec.ttlSecondsAfterFinished must not be set: a finished Job is the node's result"),
+		Entry("nodeStartTimeout under a second",
+			func() *fleetv1.ClusterJob {
+				cj := makeClusterJob().Obj()
+				cj.Spec.NodeStartTimeout = &metav1.Duration{Duration: 500 * time.Millisecond}
+				return cj
+			}(),
+			"spec.nodeStartTimeout", "nodeStartTimeout must be at least 1s"),
 		Entry("jobTemplate with suspend true",
 			makeClusterJob().JobSuspend(true).Obj(),
 			"spec.jobTemplate", "jobTemplate.spec.suspend must not be true"),
@@ -218,6 +226,9 @@ var _ = Describe("Creating a ClusterJob", func() {
 			if want.Strategy.Batch != nil && want.Strategy.Batch.Order == "" {
 				want.Strategy.Batch.Order = fleetv1.BatchOrderAlphabetical
 			}
+			if want.NodeStartTimeout == nil {
+				want.NodeStartTimeout = &metav1.Duration{Duration: fleetv1.DefaultNodeStartTimeout}
+			}
 			Expect(cj.Spec).To(Equal(*want), f)
 		}
 	})
@@ -238,6 +249,7 @@ var _ = Describe("Creating a ClusterJob", func() {
 		Expect(cj.Spec.ClusterSelector).To(Equal(&metav1.LabelSelector{}))
 		Expect(cj.Spec.Strategy).To(Equal(fleetv1.Strategy{Type: fleetv1.StrategyAll}))
 		Expect(cj.Spec.FailureStrategy).To(Equal(fleetv1.FailureStrategyKeepGoing))
+		Expect(cj.Spec.NodeStartTimeout).To(Equal(&metav1.Duration{Duration: 10 * time.Minute}))
 	})
 
 	It("defaults the batch order to alphabetical", func() {
