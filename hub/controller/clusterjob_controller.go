@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
@@ -121,11 +122,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if isDone(cj.Status.Phase) {
 		return ctrl.Result{}, nil // a finished run is a record; nothing restarts it
 	}
-	names, err := r.selectClusters(ctx, cj)
+	names, leftOut, err := r.selectClusters(ctx, cj)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	in := r.input(cj, r.observe(ctx, cj, names))
+	in.LeftOut = leftOut
 	decision := fleet.Decide(in)
 	notes := r.act(ctx, cj, in.Clusters, decision)
 	// After act: what it failed at is retried too.
@@ -141,6 +143,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		return ctrl.Result{}, err
+	}
+	if len(leftOut) > 0 {
+		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ConditionClustersLeftOut, fleet.LeftOutMessage(leftOut)})
 	}
 	r.emit(cj, notes, prevPhase)
 	return ctrl.Result{RequeueAfter: requeue}, nil

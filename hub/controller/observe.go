@@ -35,35 +35,38 @@ import (
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
-// selectClusters returns the run's clusters, sorted by name. The set is taken
-// once, from the registration Secrets, when the run has no status yet; after
-// that it is the status rows, so a cluster registered later never joins a
-// started run and one unregistered mid-run is reported, not forgotten.
-func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob) ([]string, error) {
+// selectClusters returns the run's clusters, sorted by name, and those that
+// matched beyond MaxClusters, left out. The set is taken once, from the
+// registration Secrets, when the run has no status yet; after that it is
+// the status rows, so a cluster registered later never joins a started run
+// and one unregistered mid-run is reported, not forgotten.
+func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob) (names, leftOut []string, err error) {
 	if cj.Status.StartTime != nil || len(cj.Status.Clusters) > 0 {
 		names := make([]string, 0, len(cj.Status.Clusters))
 		for _, row := range cj.Status.Clusters {
 			names = append(names, row.Name)
 		}
-		return names, nil
+		return names, nil, nil
 	}
 	selector, err := metav1.LabelSelectorAsSelector(cj.Spec.ClusterSelector)
 	if err != nil {
-		return nil, fmt.Errorf("spec.clusterSelector: %w", err)
+		return nil, nil, fmt.Errorf("spec.clusterSelector: %w", err)
 	}
 	secrets := &corev1.SecretList{}
 	if err := r.Hub.List(ctx, secrets, client.InNamespace(r.Options.RegistrationNamespace),
 		client.MatchingLabels{fleetv1.RegistrationLabel: "true"}); err != nil {
-		return nil, fmt.Errorf("listing registrations: %w", err)
+		return nil, nil, fmt.Errorf("listing registrations: %w", err)
 	}
-	var names []string
 	for _, s := range secrets.Items {
 		if s.DeletionTimestamp.IsZero() && selector.Matches(labels.Set(s.Labels)) {
 			names = append(names, s.Name)
 		}
 	}
 	slices.Sort(names)
-	return names[:min(len(names), fleetv1.MaxClusters)], nil
+	if len(names) > fleetv1.MaxClusters {
+		return names[:fleetv1.MaxClusters], names[fleetv1.MaxClusters:], nil
+	}
+	return names, nil, nil
 }
 
 // observe reads the run in every cluster, a bounded number at a time.

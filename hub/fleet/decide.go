@@ -66,7 +66,10 @@ type Cluster struct {
 type Input struct {
 	Spec     *fleetv1.ClusterJobSpec
 	Clusters []Cluster // sorted by name
-	Now      time.Time
+	// LeftOut are the clusters that matched beyond MaxClusters when the
+	// run's clusters were selected (this reconcile only).
+	LeftOut []string
+	Now     time.Time
 	// Created is when the ClusterJob was created.
 	Created time.Time
 	// UnreachableTimeout is how long a cluster may stay unreachable.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/spoke"
@@ -215,5 +216,22 @@ func TestFailures(t *testing.T) {
 				t.Errorf("Phase = %q, want %q", st.Phase, tc.wantPhase)
 			}
 		})
+	}
+}
+
+func TestClustersLeftOut(t *testing.T) {
+	in := input(makeClusterJob().Obj(), makeCluster("a").Obj())
+	in.LeftOut = []string{"z1", "z2", "z3", "z4", "z5", "z6", "z7"}
+	st := Status(in, Decide(in), &fleetv1.ClusterJobStatus{}, 1)
+	got := findCondition(st.Conditions, fleetv1.ConditionClustersLeftOut)
+	want := "7 clusters matched spec.clusterSelector beyond the 200 a run reports on and are left out: z1, z2, z3, z4, z5 and 2 more; narrow the selector or split the run"
+	if got == nil || got.Status != metav1.ConditionTrue || got.Message != want {
+		t.Errorf("ClustersLeftOut condition = %+v, want True with %q", got, want)
+	}
+	// The next reconcile keeps it: the selection is not made again.
+	in.LeftOut = nil
+	next := Status(in, Decide(in), &st, 1)
+	if c := findCondition(next.Conditions, fleetv1.ConditionClustersLeftOut); c == nil || c.Message != want {
+		t.Errorf("ClustersLeftOut after the next reconcile = %+v", c)
 	}
 }

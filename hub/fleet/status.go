@@ -340,6 +340,9 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 		set(fleetv1.ConditionComplete, metav1.ConditionFalse, reason, progress)
 		set(fleetv1.ConditionFailed, metav1.ConditionFalse, reason, progress)
 	}
+	if len(in.LeftOut) > 0 {
+		set(fleetv1.ConditionClustersLeftOut, metav1.ConditionTrue, fleetv1.ConditionClustersLeftOut, LeftOutMessage(in.LeftOut))
+	}
 	if suspended {
 		set(fleetv1.ConditionSuspended, metav1.ConditionTrue, ReasonSuspended, "spec.suspend is true: no new group starts")
 	} else {
@@ -364,4 +367,15 @@ func failedReason(st *fleetv1.ClusterJobStatus, d Decision) string {
 		}
 	}
 	return ReasonFailed
+}
+
+// LeftOutMessage says which clusters a run left out, naming a few.
+func LeftOutMessage(leftOut []string) string {
+	names := leftOut[:min(len(leftOut), 5)]
+	more := ""
+	if len(leftOut) > len(names) {
+		more = fmt.Sprintf(" and %d more", len(leftOut)-len(names))
+	}
+	return fmt.Sprintf("%d clusters matched spec.clusterSelector beyond the %d a run reports on and are left out: %s%s; narrow the selector or split the run",
+		len(leftOut), fleetv1.MaxClusters, strings.Join(names, ", "), more)
 }

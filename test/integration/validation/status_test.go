@@ -54,6 +54,10 @@ var _ = Describe("Writing a ClusterJob status", func() {
 		Expect(writeMaximalStatus(cj, 100)).To(BeNumerically("<", maxObjectBytes/3))
 	})
 
+	It("keeps MaxClusters clusters with every field at its maximum under two thirds of the object limit", func() {
+		Expect(writeMaximalStatus(cj, fleetv1.MaxClusters)).To(BeNumerically("<", 2*maxObjectBytes/3))
+	})
+
 	It("rejects 6 failedNodes, naming the field", func() {
 		cj.Status = maximalStatus(2)
 		cj.Status.Clusters[1].FailedNodes = append(cj.Status.Clusters[1].FailedNodes, fleetv1.NodeFailure{Node: "node-6"})
@@ -75,13 +79,13 @@ var _ = Describe("Writing a ClusterJob status", func() {
 			"status.clusters[0].failedNodes[4].message", "Too long", fmt.Sprint(fleetv1.MaxFailureMessageLength))
 	})
 
-	It("rejects 501 clusters, naming the field", func() {
+	It("rejects MaxClusters+1 clusters, naming the field", func() {
 		cj.Status.Clusters = make([]fleetv1.ClusterStatus, fleetv1.MaxClusters+1)
 		for i := range cj.Status.Clusters {
 			cj.Status.Clusters[i] = fleetv1.ClusterStatus{Name: fmt.Sprintf("member-%03d", i)}
 		}
 		expectInvalid(k8sClient.Status().Update(ctx, cj),
-			"status.clusters", "must have at most 500 items")
+			"status.clusters", fmt.Sprintf("must have at most %d items", fleetv1.MaxClusters))
 	})
 
 	It("ignores a spec change sent through the status subresource", func() {
