@@ -136,7 +136,10 @@ var _ = Describe("Faults in a real member", func() {
 		})
 		Expect(m.client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})).NotTo(Succeed(), "the namespace is absent before the run")
 
-		cj := makeClusterJob("plain-secret").OnlyMember(m.name).Obj()
+		// This registration lacks the suite's label, so that a spec failing
+		// half-way leaves the member to be registered again by cleanup.
+		cj := makeClusterJob("plain-secret").Obj()
+		cj.Spec.ClusterSelector = &metav1.LabelSelector{MatchLabels: map[string]string{memberNameLabel: m.name}}
 		create(cj)
 		got := waitPhase(cj, fleetv1.PhaseCompleted)
 		Expect(row(got, m.name).Nodes.Succeeded).To(BeEquivalentTo(len(eligibleNodes(m))))

@@ -149,12 +149,8 @@ var _ = Describe("Faults in members", func() {
 
 	It("fails a started cluster whose plan was deleted, PlanLost, without running a node twice", func() {
 		a := members["member-a"]
-		register(a, admin, nil)
-		a.runner.hold(true)
-		stopHub = startHub(hubOptions{})
 		cj := makeClusterJob("plan-deleted").Batch(2).Obj()
-		Expect(hubC.Create(ctx, cj)).To(Succeed())
-		Eventually(func() int { return len(jobNodes(a, cj)) }).Should(Equal(2))
+		startHeldRun(&stopHub, a, cj, hubOptions{})
 		plan := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: naming.PlanName(get(cj)(Default).UID), Namespace: workNamespace}}
 		Expect(a.client.Delete(ctx, plan)).To(Succeed())
 		a.runner.hold(false)
@@ -168,12 +164,8 @@ var _ = Describe("Faults in members", func() {
 
 	It("keeps the result of a finished node whose Job was deleted, and does not run it again", func() {
 		a := members["member-a"]
-		register(a, admin, nil)
-		a.runner.hold(true)
-		stopHub = startHub(hubOptions{})
 		cj := makeClusterJob("ttl-deleted").Batch(2).Obj()
-		Expect(hubC.Create(ctx, cj)).To(Succeed())
-		Eventually(func() int { return len(jobNodes(a, cj)) }).Should(Equal(2))
+		startHeldRun(&stopHub, a, cj, hubOptions{})
 		first := memberJobs(a)
 		a.runner.hold(false)
 		Eventually(func(g Gomega) {
@@ -238,12 +230,8 @@ var _ = Describe("Faults in members", func() {
 
 	It("skips a node cordoned after planning, before its group starts", func() {
 		a := members["member-a"]
-		register(a, admin, nil)
-		a.runner.hold(true)
-		stopHub = startHub(hubOptions{})
 		cj := makeClusterJob("cordoned-later").Batch(2).Obj()
-		Expect(hubC.Create(ctx, cj)).To(Succeed())
-		Eventually(func() int { return len(jobNodes(a, cj)) }).Should(Equal(2))
+		startHeldRun(&stopHub, a, cj, hubOptions{})
 		setUnschedulable(a, "a-node-3", true)
 		DeferCleanup(setUnschedulable, a, "a-node-3", false)
 		a.runner.hold(false)
@@ -292,6 +280,18 @@ func recorded(g Gomega, m *member, cj *fleetv1.ClusterJob) spoke.Results {
 	res, _, err := spoke.ReadResults(ctx, m.client, spoke.Run{ClusterJob: get(cj)(g), Cluster: m.name, Namespace: workNamespace})
 	g.Expect(err).NotTo(HaveOccurred())
 	return res
+}
+
+// startHeldRun registers m as admin, starts the hub with o (its stop
+// function in *stopHub, for cleanup) and runs cj there, holding its Jobs:
+// it returns once the first group of two nodes runs.
+func startHeldRun(stopHub *func(), m *member, cj *fleetv1.ClusterJob, o hubOptions) {
+	GinkgoHelper()
+	register(m, admin, nil)
+	m.runner.hold(true)
+	*stopHub = startHub(o)
+	Expect(hubC.Create(ctx, cj)).To(Succeed())
+	Eventually(func() int { return len(jobNodes(m, cj)) }).Should(Equal(2))
 }
 
 // rowOf is the i-th cluster row of cj, failing g while there is none.

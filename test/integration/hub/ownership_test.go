@@ -186,12 +186,8 @@ var _ = Describe("Ownership of member objects", func() {
 
 	It("does not time out a member because of the hub's own downtime", func() {
 		a := members["member-a"]
-		register(a, admin, nil)
-		a.runner.hold(true)
-		stopHub = startHub(hubOptions{unreachableTimeout: 3 * time.Second})
 		cj := makeClusterJob("hub-down").Batch(2).Obj()
-		Expect(hubC.Create(ctx, cj)).To(Succeed())
-		Eventually(func() int { return len(jobNodes(a, cj)) }).Should(Equal(2))
+		startHeldRun(&stopHub, a, cj, hubOptions{unreachableTimeout: 3 * time.Second})
 		stopHub()
 		// A hub that crash-looped while connecting left this row behind: the
 		// member unreachable for far longer than the timeout.
