@@ -113,6 +113,51 @@ var _ = Describe("Faults in a real member", func() {
 		}
 	})
 
+	It("fails a member whose plan is deleted mid-run, PlanLost, without running a node twice", func() {
+		m, other := f.member("member-1"), f.member("member-2")
+		cj := makeClusterJob("plan-lost").Batch(2).RunFor(3 * time.Second).Obj()
+		create(cj)
+		Eventually(func() int { return len(runJobs(m, cj.UID)) }).Should(BeNumerically(">", 0), "%s started", m.name)
+		plans := runPlans(m, cj.UID)
+		Expect(plans).To(HaveLen(1))
+		Expect(m.client.Delete(ctx, &plans[0])).To(Succeed())
+		got := waitPhase(cj, fleetv1.PhaseFailed)
+		Expect(row(got, m.name).Reason).To(Equal("PlanLost"))
+		Expect(row(got, other.name).Phase).To(Equal(fleetv1.ClusterCompleted))
+		Expect(jobsByGroup(m, cj.UID)).To(HaveLen(1), "no group started after the plan was lost")
+		for node, js := range recorders[m.name].jobsPerNode(cj.UID) {
+			Expect(js).To(HaveLen(1), "node %s ran once", node)
+		}
+	})
+
+	It("picks a run up within 30 s of a least-privilege member's work namespace coming back", func() {
+		m := f.member("member-2")
+		// Deleting the namespace takes the registered identity's Role and
+		// ServiceAccount with it: the hub can no longer act there.
+		f.kubectlOK(m.name, "delete", "namespace", workNamespace, "--wait=true", "--timeout=60s")
+		cj := makeClusterJob("namespace-back").OnlyMember(m.name).Obj()
+		create(cj)
+		Eventually(func(g Gomega) {
+			rows := latest(cj)(g).Status.Clusters
+			g.Expect(rows).To(HaveLen(1))
+			g.Expect(rows[0].Phase).To(Equal(fleetv1.ClusterPending))
+			g.Expect(rows[0].Reason).NotTo(BeElementOf("", "Running", "Pending"))
+		}).Should(Succeed(), "the row names what is wrong")
+		Consistently(func() []batchv1.Job { return runJobs(m, cj.UID) }).WithTimeout(5 * time.Second).Should(BeEmpty())
+		// The fix a user runs: register again, which makes the namespace,
+		// the identity and its permissions.
+		fixed := time.Now()
+		f.register(m)
+		Eventually(func(g Gomega) {
+			rows := latest(cj)(g).Status.Clusters
+			g.Expect(rows).To(HaveLen(1))
+			g.Expect(rows[0].Phase).NotTo(Equal(fleetv1.ClusterPending))
+		}).WithTimeout(30*time.Second).WithPolling(250*time.Millisecond).Should(Succeed(), "started within 30 s of the fix")
+		AddReportEntry("run picked up after the fix", time.Since(fixed).String())
+		got := waitPhase(cj, fleetv1.PhaseCompleted)
+		Expect(row(got, m.name).Nodes.Succeeded).To(BeEquivalentTo(len(eligibleNodes(m))))
+	})
+
 	It("runs on a member registered by a plain Secret with an admin kubeconfig, creating the missing work namespace", func() {
 		m := f.member("member-1")
 		const ns = "e2e-plain-secret"
