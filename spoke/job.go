@@ -20,6 +20,8 @@ import (
 	"maps"
 	"strconv"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -132,4 +134,34 @@ func pinToNode(spec *corev1.PodSpec, node string) {
 	for i := range required.NodeSelectorTerms {
 		required.NodeSelectorTerms[i].MatchFields = append(required.NodeSelectorTerms[i].MatchFields, req)
 	}
+}
+
+// TrimJob keeps of a Job what fleetjob reads of it, for a cache: its
+// metadata (without managedFields) and the status fields Derive and the
+// start timeout look at. The spec, with its pod template, is most of a
+// Job's size and is never read back: a hub caching thousands of Jobs per
+// member holds a fraction of the memory. Anything that is not a Job is
+// returned as it is.
+func TrimJob(obj any) (any, error) {
+	job, ok := obj.(*batchv1.Job)
+	if !ok {
+		return obj, nil
+	}
+	trimmed := &batchv1.Job{TypeMeta: job.TypeMeta, ObjectMeta: job.ObjectMeta, Status: trimStatus(job.Status)}
+	trimmed.ManagedFields = nil
+	return trimmed, nil
+}
+
+// JobChanged tells whether an update changed anything fleetjob reads of a
+// Job: a status that only moves uncounted pods or a resync wakes nobody.
+func JobChanged(old, updated *batchv1.Job) bool {
+	a, b := *old, *updated
+	return !a.DeletionTimestamp.Equal(b.DeletionTimestamp) ||
+		!maps.Equal(a.Annotations, b.Annotations) || !maps.Equal(a.Labels, b.Labels) ||
+		!apiequality.Semantic.DeepEqual(trimStatus(a.Status), trimStatus(b.Status))
+}
+
+func trimStatus(s batchv1.JobStatus) batchv1.JobStatus {
+	return batchv1.JobStatus{Conditions: s.Conditions, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
+		Active: s.Active, Ready: s.Ready, Succeeded: s.Succeeded, Failed: s.Failed}
 }

@@ -23,6 +23,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
@@ -300,6 +301,57 @@ func TestBuildJobNames(t *testing.T) {
 			want := [4]string{tc.wantNodeLabel, tc.wantClusterLabel, tc.node, tc.cluster}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("node and cluster labels/annotations mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestTrimJob(t *testing.T) {
+	full := makeJob("a").Started(t0).Complete(t1).Obj()
+	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
+	full.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"p1"}}
+	got, err := TrimJob(&full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := got.(*batchv1.Job)
+	if diff := cmp.Diff(batchv1.JobSpec{}, job.Spec); diff != "" {
+		t.Errorf("TrimJob() kept the spec (-want +got):\n%s", diff)
+	}
+	if job.ManagedFields != nil || job.Status.UncountedTerminatedPods != nil {
+		t.Errorf("TrimJob() kept managedFields or uncounted pods: %+v", job)
+	}
+	// Everything Derive reads is kept: the state is the same.
+	if diff := cmp.Diff(Derive(&twoGroups, []batchv1.Job{full}, present("a", "b", "c"), Results{}),
+		Derive(&twoGroups, []batchv1.Job{*job}, present("a", "b", "c"), Results{})); diff != "" {
+		t.Errorf("state from a trimmed Job differs (-full +trimmed):\n%s", diff)
+	}
+	cm := &corev1.ConfigMap{}
+	if same, _ := TrimJob(cm); same != cm {
+		t.Errorf("TrimJob() changed a ConfigMap")
+	}
+}
+
+func TestJobChanged(t *testing.T) {
+	base := makeJob("a").Started(t0).Obj()
+	testCases := map[string]struct {
+		mutate func(*batchv1.Job)
+		want   bool
+	}{
+		"nothing":              {mutate: func(*batchv1.Job) {}},
+		"resourceVersion only": {mutate: func(j *batchv1.Job) { j.ResourceVersion = "99" }},
+		"uncounted pods only":  {mutate: func(j *batchv1.Job) { j.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{} }},
+		"a condition":          {mutate: func(j *batchv1.Job) { *j = makeJob("a").Started(t0).Complete(t1).Obj() }, want: true},
+		"ready pods":           {mutate: func(j *batchv1.Job) { j.Status.Ready = ptr.To[int32](1) }, want: true},
+		"deletion":             {mutate: func(j *batchv1.Job) { j.DeletionTimestamp = &t2 }, want: true},
+		"an annotation":        {mutate: func(j *batchv1.Job) { j.Annotations["x"] = "y" }, want: true},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			updated := base.DeepCopy()
+			tc.mutate(updated)
+			if got := JobChanged(&base, updated); got != tc.want {
+				t.Errorf("JobChanged() = %v, want %v", got, tc.want)
 			}
 		})
 	}

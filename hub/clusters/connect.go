@@ -42,6 +42,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/access"
 	"github.com/fleetjob/fleetjob/pkg/kubeconfig"
+	"github.com/fleetjob/fleetjob/spoke"
 )
 
 // registration is a parsed registration Secret.
@@ -131,15 +132,18 @@ func (e *accessError) Error() string {
 	return "the registered credentials may not: " + strings.Join(e.denied, "; ")
 }
 
-// clusterOptions scope a member's caches to what fleetjob owns: its Jobs and
-// plans in the work namespace, and node metadata. Hub memory must not grow
-// with a member's pods or unrelated objects.
+// clusterOptions scope a member's caches to what fleetjob owns: its Jobs
+// (trimmed to what the hub reads) and plans in the work namespace, and node
+// metadata. Hub memory must not grow with a member's pods, unrelated
+// objects, or the size of the Job template.
 func clusterOptions(namespace string) cluster.Option {
 	owned := labels.SelectorFromSet(labels.Set{fleetv1.ManagedByLabel: fleetv1.ManagedByValue})
 	inWorkNamespace := cache.ByObject{Namespaces: map[string]cache.Config{namespace: {}}, Label: owned}
+	jobs := inWorkNamespace
+	jobs.Transform = spoke.TrimJob // the hub never reads a cached Job's spec
 	return func(o *cluster.Options) {
 		o.Cache.ByObject = map[client.Object]cache.ByObject{
-			&batchv1.Job{}:      inWorkNamespace,
+			&batchv1.Job{}:      jobs,
 			&corev1.ConfigMap{}: inWorkNamespace,
 			&corev1.Node{}:      {},
 		}

@@ -38,6 +38,7 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/spoke"
 )
 
 // SetupWithManager wires the reconciler: ClusterJobs on the hub; Jobs, plans
@@ -58,7 +59,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	return mcbuilder.ControllerManagedBy(r.Manager).
 		Named("clusterjob").
 		For(&fleetv1.ClusterJob{}, append(onHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
-		Watches(&batchv1.Job{}, toClusterJob, inMembers...).
+		Watches(&batchv1.Job{}, toClusterJob, append(inMembers, mcbuilder.WithPredicates(jobChanged()))...).
 		Watches(&corev1.ConfigMap{}, toClusterJob, inMembers...).
 		WatchesMetadata(&corev1.Node{}, r.toRunning, append(inMembers, nodeGone)...).
 		WatchesRawSource(source.TypedChannel(changes, handler.TypedEnqueueRequestsFromMapFunc(hubRequest))).
@@ -83,6 +84,17 @@ func specOrLifecycleChanged() predicate.Predicate {
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	})
+}
+
+// jobChanged drops Job updates that change nothing the reconciler reads: a
+// 1,000-node group makes several updates per Job (pods pending, running,
+// uncounted, terminated), and only some move a node's state.
+func jobChanged() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		old, okOld := e.ObjectOld.(*batchv1.Job)
+		updated, okNew := e.ObjectNew.(*batchv1.Job)
+		return !okOld || !okNew || spoke.JobChanged(old, updated)
+	}}
 }
 
 // toClusterJob maps a member object to its hub ClusterJob. ClusterName stays
