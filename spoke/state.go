@@ -260,6 +260,12 @@ func jobOutcome(job *batchv1.Job) (NodePhase, *batchv1.JobCondition) {
 	return NodeRunning, nil
 }
 
+// JobFinished tells whether job has its final condition, Complete or Failed.
+func JobFinished(job *batchv1.Job) bool {
+	phase, _ := jobOutcome(job)
+	return phase != NodeRunning
+}
+
 func trueCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCondition {
 	for i, c := range job.Status.Conditions {
 		if c.Type == t && c.Status == corev1.ConditionTrue {

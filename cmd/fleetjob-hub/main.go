@@ -51,14 +51,15 @@ import (
 
 func main() {
 	var (
-		metricsAddr, probeAddr, namespace string
-		leaderElect                       bool
-		members                           clusters.Options
-		opts                              controller.Options
+		serve     serving
+		namespace string
+		members   clusters.Options
+		opts      controller.Options
 	)
-	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 disables it.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
-	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect a leader, so that only one replica acts.")
+	flag.StringVar(&serve.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 disables it.")
+	flag.StringVar(&serve.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
+	flag.StringVar(&serve.pprofAddr, "pprof-bind-address", "", "Address of the Go profiler (net/http/pprof); empty disables it.")
+	flag.BoolVar(&serve.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica acts.")
 	flag.StringVar(&namespace, "registration-namespace", fleetv1.DefaultWorkNamespace, "Hub namespace of the member registration Secrets.")
 	qps := flag.Float64("member-qps", 100, "Requests per second to each member API server.")
 	flag.IntVar(&members.Burst, "member-burst", 200, "Request burst to each member API server.")
@@ -82,13 +83,20 @@ func main() {
 		fmt.Fprintf(os.Stderr, "fleetjob-hub: %v\n", err)
 		os.Exit(2)
 	}
-	if err := run(metricsAddr, probeAddr, leaderElect, members, opts); err != nil {
+	if err := run(serve, members, opts); err != nil {
 		ctrl.Log.Error(err, "Running the hub controller failed")
 		os.Exit(1)
 	}
 }
 
-func run(metricsAddr, probeAddr string, leaderElect bool, members clusters.Options, opts controller.Options) error {
+// serving is what the hub process serves besides reconciling, and whether
+// it elects a leader first.
+type serving struct {
+	metricsAddr, probeAddr, pprofAddr string
+	leaderElect                       bool
+}
+
+func run(serve serving, members clusters.Options, opts controller.Options) error {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -111,9 +119,10 @@ func run(metricsAddr, probeAddr string, leaderElect bool, members clusters.Optio
 	// registration controller and cut members off.
 	mgr, err := mcmanager.New(cfg, provider, mcmanager.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
-		HealthProbeBindAddress: probeAddr,
-		LeaderElection:         leaderElect,
+		Metrics:                metricsserver.Options{BindAddress: serve.metricsAddr},
+		HealthProbeBindAddress: serve.probeAddr,
+		PprofBindAddress:       serve.pprofAddr,
+		LeaderElection:         serve.leaderElect,
 		LeaderElectionID:       "fleetjob-hub.fleetjob.io",
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			// The hub reads Secrets only where registrations live.

@@ -179,6 +179,7 @@ func (p *Provider) connect(ctx context.Context, reg registration) error {
 	if other := p.claim(reg.name, id); other != "" {
 		return &duplicateError{other: other, id: id}
 	}
+	cfg.Wrap(countWatches(reg.name))
 	cl, err := cluster.New(cfg, clusterOptions(reg.namespace))
 	if err != nil {
 		return err

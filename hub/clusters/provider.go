@@ -33,6 +33,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -213,6 +214,8 @@ func (p *Provider) remove(name string) {
 	m, ok := p.members[name]
 	delete(p.members, name)
 	p.mu.Unlock()
+	// A fleet's registrations come and go; their series must not pile up.
+	memberWatches.DeletePartialMatch(prometheus.Labels{"cluster": name})
 	if ok {
 		if m.cancel != nil {
 			m.cancel()

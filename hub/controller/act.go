@@ -29,6 +29,7 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/fleet"
+	"github.com/fleetjob/fleetjob/pkg/naming"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 	"github.com/fleetjob/fleetjob/pkg/text"
 	"github.com/fleetjob/fleetjob/spoke"
@@ -148,11 +149,17 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
+	var finished time.Time
 	if g > 0 {
 		observeGroupDuration(c.State, g-1)
+		finished, _ = r.finishes.take(naming.LabelValue(string(cj.UID)), naming.LabelValue(c.Name))
 	}
-	created, skipped, err := spoke.StartGroup(ctx, cl.GetClient(), cl.GetAPIReader(), run, c.State, g)
+	writer := &firstCreate{Client: cl.GetClient(), clock: r.Clock}
+	created, skipped, err := spoke.StartGroup(ctx, writer, cl.GetAPIReader(), run, c.State, g)
 	jobsCreated.Add(float64(len(created)))
+	if !finished.IsZero() && !writer.at.IsZero() {
+		groupHandoff.Observe(writer.at.Sub(finished).Seconds())
+	}
 	if len(created) > 0 {
 		add(note{corev1.EventTypeNormal, "GroupStarted", fmt.Sprintf("cluster %s: started group %d (%s) with %d Jobs",
 			c.Name, g, c.State.Groups[g].Name, len(created))})

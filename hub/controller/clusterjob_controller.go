@@ -39,6 +39,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/hub/fleet"
+	"github.com/fleetjob/fleetjob/pkg/naming"
 )
 
 // +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs,verbs=get;list;watch;update;patch
@@ -103,6 +104,8 @@ type Reconciler struct {
 
 	// startedAt is when the hub started: its startup grace counts from it.
 	startedAt time.Time
+	// finishes is when the hub last saw each run's Jobs finish, per member.
+	finishes *finishLog
 }
 
 // Reconcile fetches, observes every selected member, decides, acts and
@@ -143,6 +146,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		return ctrl.Result{}, err
+	}
+	if isDone(cj.Status.Phase) {
+		r.finishes.forget(naming.LabelValue(string(cj.UID)))
 	}
 	if len(leftOut) > 0 {
 		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ConditionClustersLeftOut, fleet.LeftOutMessage(leftOut)})

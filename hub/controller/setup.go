@@ -46,6 +46,7 @@ import (
 // member connection changes from the registry.
 func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	r.startedAt = r.Clock.Now()
+	r.finishes = newFinishLog(r.Clock)
 	changes := make(chan event.TypedGenericEvent[client.Object])
 	if err := r.Manager.GetLocalManager().Add(&changeRelay{r: r, out: changes}); err != nil {
 		return err
@@ -59,7 +60,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	return mcbuilder.ControllerManagedBy(r.Manager).
 		Named("clusterjob").
 		For(&fleetv1.ClusterJob{}, append(onHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
-		Watches(&batchv1.Job{}, toClusterJob, append(inMembers, mcbuilder.WithPredicates(jobChanged()))...).
+		Watches(&batchv1.Job{}, toClusterJob, append(inMembers, mcbuilder.WithPredicates(r.jobChanged()))...).
 		Watches(&corev1.ConfigMap{}, toClusterJob, inMembers...).
 		WatchesMetadata(&corev1.Node{}, r.toRunning, append(inMembers, nodeGone)...).
 		WatchesRawSource(source.TypedChannel(changes, handler.TypedEnqueueRequestsFromMapFunc(hubRequest))).
@@ -88,12 +89,18 @@ func specOrLifecycleChanged() predicate.Predicate {
 
 // jobChanged drops Job updates that change nothing the reconciler reads: a
 // 1,000-node group makes several updates per Job (pods pending, running,
-// uncounted, terminated), and only some move a node's state.
-func jobChanged() predicate.Predicate {
+// uncounted, terminated), and only some move a node's state. It is also
+// where the hub first sees a Job finish, which the hand-off metric counts
+// from.
+func (r *Reconciler) jobChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		old, okOld := e.ObjectOld.(*batchv1.Job)
 		updated, okNew := e.ObjectNew.(*batchv1.Job)
-		return !okOld || !okNew || spoke.JobChanged(old, updated)
+		if !okOld || !okNew {
+			return true
+		}
+		r.finishes.observe(old, updated)
+		return spoke.JobChanged(old, updated)
 	}}
 }
 
