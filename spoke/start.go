@@ -20,11 +20,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -141,30 +141,24 @@ func rootCause(failures []error) error {
 }
 
 // createAll creates jobs, createParallelism at a time, and stops starting
-// new creations after the first error that is not a conflict.
+// new creations after the first error that is not a conflict: a creation
+// not started returns the error that stopped them.
 func createAll(ctx context.Context, c client.Client, live client.Reader, run Run, jobs []*batchv1.Job) ([]bool, []error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	made, errs := make([]bool, len(jobs)), make([]error, len(jobs))
-	sem := make(chan struct{}, createParallelism)
-	var wg sync.WaitGroup
-	for i, job := range jobs {
-		sem <- struct{}{}
+	// Not ctx: pieces after the cancel still run, to say they did not start.
+	workqueue.ParallelizeUntil(context.Background(), createParallelism, len(jobs), func(i int) {
 		if ctx.Err() != nil {
-			errs[i] = ctx.Err()
-			<-sem
-			continue
+			errs[i] = context.Cause(ctx)
+			return
 		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			made[i], errs[i] = createJob(ctx, c, live, run, job)
-			var conflict *ConflictError
-			if errs[i] != nil && !errors.As(errs[i], &conflict) {
-				cancel()
-			}
-		})
-	}
-	wg.Wait()
+		made[i], errs[i] = createJob(ctx, c, live, run, jobs[i])
+		var conflict *ConflictError
+		if errs[i] != nil && !errors.As(errs[i], &conflict) {
+			cancel(errs[i])
+		}
+	})
 	return made, errs
 }
 

@@ -20,11 +20,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
@@ -153,17 +153,9 @@ func previousRow(cj *fleetv1.ClusterJob, name string) *fleetv1.ClusterStatus {
 }
 
 // forEach runs fn(0..n-1) with at most Parallelism at once: a fleet of
-// hundreds of members is neither walked one by one nor all at once.
+// hundreds of members is neither walked one by one nor all at once. Every
+// fn runs, even once the reconcile's context is done: callers read a result
+// for each member, and fn bounds its own work.
 func (r *Reconciler) forEach(n int, fn func(i int)) {
-	sem := make(chan struct{}, max(1, r.Options.Parallelism))
-	var wg sync.WaitGroup
-	for i := range n {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			fn(i)
-		}()
-	}
-	wg.Wait()
+	workqueue.ParallelizeUntil(context.Background(), max(1, r.Options.Parallelism), n, fn)
 }

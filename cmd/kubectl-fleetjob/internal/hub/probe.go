@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -32,6 +31,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
@@ -66,16 +66,10 @@ const (
 // the results in the order of secrets.
 func ProbeAll(ctx context.Context, secrets []corev1.Secret) []ClusterInfo {
 	out := make([]ClusterInfo, len(secrets))
-	sem := make(chan struct{}, probeWorkers)
-	var wg sync.WaitGroup
-	for i := range secrets {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			out[i] = Probe(ctx, &secrets[i])
-		})
-	}
-	wg.Wait()
+	// Not ctx: every row gets its probe's answer, a cancelled one included.
+	workqueue.ParallelizeUntil(context.Background(), probeWorkers, len(secrets), func(i int) {
+		out[i] = Probe(ctx, &secrets[i])
+	})
 	return out
 }
 
