@@ -87,7 +87,7 @@ test: test-envtest e2e ## Run every test: unit, a short fuzz run (FUZZTIME=10s),
 
 .PHONY: test-envtest
 test-envtest: envtest-bins ## Run the unit tests, the fuzz run and the envtest suites (no fleet).
-	KUBEBUILDER_ASSETS="$(K8S_BIN)" go test ./... -race=false -count=1
+	KUBEBUILDER_ASSETS="$(K8S_BIN)" go test -race ./... -count=1
 	go test ./pkg/naming -run='^$$' -fuzz='^FuzzJobName$$' -fuzztime=$(FUZZTIME)
 
 .PHONY: test-unit
@@ -210,6 +210,23 @@ e2e: build ## Run the e2e suite on a fresh local fleet (E2E_PROVIDER=kwok|kind, 
 .PHONY: e2e-kind
 e2e-kind: ## Run the e2e suite on kind clusters (needs Docker), the hub controller deployed in the hub.
 	$(MAKE) e2e E2E_PROVIDER=kind
+
+##@ Benchmark
+
+# The bench brings up its own kwok fleets in BENCH_FLEET_DIR (one after the
+# other: 1 member, 5 members, 20 members), waits for any other kwok fleet
+# on the machine to end first, and always deletes its fleet at the end. It
+# is not part of `make test`: its numbers depend on the machine.
+BENCH_ARGS ?=
+BENCH_FLEET_DIR ?= /tmp/fleetjob-bench
+
+.PHONY: bench
+bench: build k8s-bins ## Measure fleetjob against the raw limit of a kwok fleet, P1-P5 (30-60 min; BENCH_ARGS="--phases p1,p3 ...").
+	go run ./hack/bench --build=false --fleet-dir=$(BENCH_FLEET_DIR) $(BENCH_ARGS)
+
+.PHONY: bench-smoke
+bench-smoke: build k8s-bins ## A quick bench: P1 and P3 on 1 member x 100 nodes (a few minutes).
+	go run ./hack/bench --build=false --fleet-dir=$(BENCH_FLEET_DIR) --smoke $(BENCH_ARGS)
 
 ##@ Dependencies
 
