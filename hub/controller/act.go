@@ -91,7 +91,7 @@ func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	}
 	c.State = spoke.Derive(&p, nil, present, spoke.Results{})
 	add(note{corev1.EventTypeNormal, "ClusterStarted", fmt.Sprintf("cluster %s: planned %d groups of %d nodes, %d skipped",
-		c.Name, len(p.Groups), p.NodeCount(), len(p.Skipped))})
+		c.Name, len(p.Groups), p.NodeCount(), p.SkippedCount())})
 	log.FromContext(ctx).Info("Froze plan", "cluster", c.Name, "groups", len(p.Groups), "nodes", p.NodeCount())
 	return nil
 }

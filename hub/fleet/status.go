@@ -172,7 +172,7 @@ func fillProgress(row *fleetv1.ClusterStatus, st spoke.State) {
 		row.CurrentGroup = ptr.To(int32(cur))
 		row.CurrentGroupName = text.Truncate(st.Groups[cur].Name, 63)
 	}
-	row.Nodes.Skipped = int32(len(st.Plan.Skipped))
+	row.Nodes.Skipped = int32(st.Plan.SkippedCount())
 	var failed []fleetv1.NodeFailure
 	for _, n := range st.Nodes {
 		countNode(&row.Nodes, n.Phase)

@@ -53,13 +53,21 @@ const (
 	ReasonNoGroupLabel     = "NoGroupLabel"
 )
 
+// MaxSkippedNames is how many of the nodes left out a plan names. A
+// 5,000-node cluster where the selector matches everything and most nodes
+// are cordoned must still plan in one ConfigMap: past the first names, the
+// rest are counted by reason.
+const MaxSkippedNames = 100
+
 // Plan is the ordered groups of one cluster and the nodes left out.
 type Plan struct {
 	// Groups run one after the other; they are never empty.
 	Groups []Group `json:"groups"`
-	// Skipped are the nodes matched by nodeSelector that cannot run the Job,
-	// sorted by name.
+	// Skipped are the first MaxSkippedNames nodes matched by nodeSelector
+	// that cannot run the Job, sorted by name.
 	Skipped []SkippedNode `json:"skipped,omitempty"`
+	// MoreSkipped counts, by reason, the nodes left out after Skipped.
+	MoreSkipped map[string]int `json:"moreSkipped,omitempty"`
 }
 
 // Group is nodes that run together.
@@ -75,6 +83,15 @@ type SkippedNode struct {
 	Node    string `json:"node"`
 	Reason  string `json:"reason"`
 	Message string `json:"message,omitempty"`
+}
+
+// SkippedCount is the number of nodes left out of the plan.
+func (p Plan) SkippedCount() int {
+	n := len(p.Skipped)
+	for _, c := range p.MoreSkipped {
+		n += c
+	}
+	return n
 }
 
 // NodeCount is the number of planned nodes.
@@ -113,7 +130,14 @@ func Compute(nodes []corev1.Node, spec *fleetv1.ClusterJobSpec, uid types.UID, c
 		return Plan{}, fmt.Errorf("spec.strategy.type: unsupported value %q", spec.Strategy.Type)
 	}
 	slices.SortFunc(skipped, func(a, b SkippedNode) int { return strings.Compare(a.Node, b.Node) })
-	return Plan{Groups: groups, Skipped: skipped}, nil
+	p := Plan{Groups: groups, Skipped: skipped}
+	if len(skipped) > MaxSkippedNames {
+		p.Skipped, p.MoreSkipped = skipped[:MaxSkippedNames:MaxSkippedNames], map[string]int{}
+		for _, s := range skipped[MaxSkippedNames:] {
+			p.MoreSkipped[s.Reason]++
+		}
+	}
+	return p, nil
 }
 
 // filterNodes returns, sorted by name, the nodes selected by nodeSelector

@@ -328,6 +328,41 @@ func TestTenThousandNodes(t *testing.T) {
 	}
 }
 
+// TestMostNodesSkipped checks that a cluster where most selected nodes
+// cannot run the Job names the first of them and counts the rest, so its
+// plan stays small.
+func TestMostNodesSkipped(t *testing.T) {
+	var in []corev1.Node
+	for i := range 5000 {
+		n := makeNode(fmt.Sprintf("node-%04d", i))
+		switch {
+		case i%50 == 0:
+		case i%2 == 0:
+			n.Cordon()
+		default:
+			n.NotReady()
+		}
+		in = append(in, n.Obj())
+	}
+	p, err := Compute(in, spec(fleetv1.Strategy{Type: fleetv1.StrategyAll}), uid, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.NodeCount() != 100 || p.SkippedCount() != 4900 {
+		t.Errorf("got %d nodes planned and %d skipped, want 100 and 4900", p.NodeCount(), p.SkippedCount())
+	}
+	if len(p.Skipped) != MaxSkippedNames || p.Skipped[0].Node != "node-0001" || p.Skipped[MaxSkippedNames-1].Node != "node-0102" {
+		t.Errorf("named %d skipped nodes from %s to %s, want the first %d by name, node-0001 to node-0102",
+			len(p.Skipped), p.Skipped[0].Node, p.Skipped[len(p.Skipped)-1].Node, MaxSkippedNames)
+	}
+	// Odd nodes are NotReady (2,500), other even ones but every 50th are
+	// cordoned (2,400); the first 100 named hold 51 and 49 of them.
+	want := map[string]int{ReasonNotReady: 2500 - 51, ReasonUnschedulable: 2400 - 49}
+	if diff := cmp.Diff(want, p.MoreSkipped); diff != "" {
+		t.Errorf("MoreSkipped (-want +got):\n%s", diff)
+	}
+}
+
 func BenchmarkCompute10kNodes(b *testing.B) {
 	in := make([]string, 10000)
 	for i := range in {

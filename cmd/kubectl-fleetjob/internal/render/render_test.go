@@ -208,6 +208,24 @@ n3        Unschedulable   node is cordoned
 `,
 		},
 		{
+			name: "more skipped than the plan names",
+			plan: plan.Plan{
+				Groups:      []plan.Group{{Name: "all", Nodes: []string{"n1"}}},
+				Skipped:     []plan.SkippedNode{{Node: "n2", Reason: "NotReady", Message: "node is not Ready"}},
+				MoreSkipped: map[string]int{"Unschedulable": 40, "NotReady": 7},
+			},
+			want: `INDEX   GROUP   NODES   NAMES
+0       all     1       n1
+
+SKIPPED   REASON     MESSAGE
+n2        NotReady   node is not Ready
+
+MORE SKIPPED    NODES
+NotReady        7
+Unschedulable   40
+`,
+		},
+		{
 			name: "nothing skipped",
 			plan: plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: []string{"n1"}}}},
 			want: "INDEX   GROUP   NODES   NAMES\n0       all     1       n1\n\nNo node skipped.\n",

@@ -18,6 +18,8 @@ package render
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -199,5 +201,14 @@ func Plan(pl plan.Plan) string {
 	for _, s := range pl.Skipped {
 		skipped = append(skipped, []Cell{Text(Escape(s.Node)), Text(Escape(s.Reason)), Text(Escape(oneLine(s.Message)))})
 	}
-	return out + "\n" + Table([]string{"SKIPPED", "REASON", "MESSAGE"}, skipped)
+	out += "\n" + Table([]string{"SKIPPED", "REASON", "MESSAGE"}, skipped)
+	if len(pl.MoreSkipped) == 0 {
+		return out
+	}
+	// The plan names only the first nodes it skipped; it counts the rest.
+	more := make([][]Cell, 0, len(pl.MoreSkipped))
+	for _, reason := range slices.Sorted(maps.Keys(pl.MoreSkipped)) {
+		more = append(more, []Cell{Text(Escape(reason)), Text(strconv.Itoa(pl.MoreSkipped[reason]))})
+	}
+	return out + "\n" + Table([]string{"MORE SKIPPED", "NODES"}, more)
 }
