@@ -19,7 +19,6 @@ limitations under the License.
 package e2e
 
 import (
-	"encoding/json"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -28,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/spoke"
 )
 
 var _ = Describe("The hub controller killed mid-run", func() {
@@ -68,8 +68,8 @@ var _ = Describe("The hub controller killed mid-run", func() {
 		var after corev1.ConfigMap
 		Expect(m.client.Get(ctx, client.ObjectKeyFromObject(&plan), &after)).To(Succeed())
 		Expect(after.UID).To(Equal(plan.UID), "the plan ConfigMap was never replaced")
-		Expect(after.Data).To(Equal(plan.Data))
-		want := planGroups(after)
+		Expect(after.BinaryData).To(Equal(plan.BinaryData))
+		want := planGroups(m, cj)
 		Expect(want).To(HaveLen((len(eligibleNodes(m)) + 1) / 2))
 		var planned []string
 		for _, g := range want {
@@ -82,17 +82,12 @@ var _ = Describe("The hub controller killed mid-run", func() {
 	})
 })
 
-// planGroups reads the groups of a plan ConfigMap.
-func planGroups(cm corev1.ConfigMap) []group {
+// planGroups reads the groups of the run's plan in m, as the hub does.
+func planGroups(m *member, cj *fleetv1.ClusterJob) []group {
 	GinkgoHelper()
-	var p struct {
-		Groups []struct {
-			Name  string   `json:"name"`
-			Nodes []string `json:"nodes"`
-		} `json:"groups"`
-	}
-	Expect(cm.Data).To(HaveKey("plan.json"))
-	Expect(json.Unmarshal([]byte(cm.Data["plan.json"]), &p)).To(Succeed())
+	p, found, err := spoke.ReadPlan(ctx, m.client, spoke.Run{ClusterJob: cj, Cluster: m.name, Namespace: workNamespace})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(found).To(BeTrue(), "the run has a plan in %s", m.name)
 	var out []group
 	for _, g := range p.Groups {
 		out = append(out, group{name: g.Name, nodes: g.Nodes})

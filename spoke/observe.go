@@ -18,7 +18,6 @@ package spoke
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -157,13 +156,9 @@ func decodePlan(cm *corev1.ConfigMap, run Run) (plan.Plan, error) {
 		return plan.Plan{}, &PermanentError{Reason: ReasonDuplicateCluster, Err: fmt.Errorf(
 			"plan ConfigMap %s was made for cluster %s: the same member is registered as %s too", key, cm.Annotations[fleetv1.ClusterAnnotation], run.Cluster)}
 	}
-	data, ok := cm.Data[planKey]
-	if !ok {
-		return plan.Plan{}, fmt.Errorf("plan ConfigMap %s has no %s", key, planKey)
-	}
 	var p plan.Plan
-	if err := json.Unmarshal([]byte(data), &p); err != nil {
-		return plan.Plan{}, fmt.Errorf("decoding plan ConfigMap %s: %w", key, err)
+	if err := decodeDocument(cm, planKey, &p); err != nil {
+		return plan.Plan{}, err
 	}
 	return p, nil
 }

@@ -18,9 +18,11 @@ package spoke
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,14 +153,10 @@ func TestEnsurePlan(t *testing.T) {
 		},
 		"plan too large for a ConfigMap": {
 			cj: makeClusterJob("disk-clean").Obj(),
-			nodes: func() []corev1.Node {
-				nodes := make([]corev1.Node, 4000)
-				for i := range nodes {
-					nodes[i] = readyNode(strings.Repeat("n", 240) + string(rune('a'+i%26)) + strings.Repeat("x", i/26))
-				}
-				return nodes
-			}(),
-			wantErr: "more than the 921600 a ConfigMap can hold",
+			// Random names do not compress: 6,000 of 250 characters are
+			// more than a ConfigMap holds.
+			nodes:   readyNodes(randomNames(6000, 250)...),
+			wantErr: "compressed, more than the 921600 a ConfigMap can hold",
 		},
 	}
 	for name, tc := range testCases {
@@ -220,7 +218,6 @@ func TestEnsurePlanConfigMap(t *testing.T) {
 	if err := c.Get(context.Background(), client.ObjectKey{Namespace: testNamespace, Name: naming.PlanName(testUID)}, &got); err != nil {
 		t.Fatalf("getting the plan ConfigMap: %v", err)
 	}
-	data, _ := json.Marshal(allOf("a"))
 	want := corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      naming.PlanName(testUID),
@@ -238,11 +235,106 @@ func TestEnsurePlanConfigMap(t *testing.T) {
 			},
 		},
 		Immutable: ptr.To(true),
-		Data:      map[string]string{"plan.json": string(data)},
 	}
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion"), cmpopts.IgnoreFields(metav1.TypeMeta{}, "Kind", "APIVersion")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(metav1.ObjectMeta{}, "ResourceVersion"), cmpopts.IgnoreFields(metav1.TypeMeta{}, "Kind", "APIVersion"),
+		cmpopts.IgnoreFields(corev1.ConfigMap{}, "BinaryData")); diff != "" {
 		t.Errorf("plan ConfigMap mismatch (-want +got):\n%s", diff)
 	}
+	if keys := slices.Collect(maps.Keys(got.BinaryData)); !slices.Equal(keys, []string{"plan.json.gz"}) {
+		t.Errorf("plan ConfigMap binaryData keys = %v, want [plan.json.gz]", keys)
+	}
+	var stored plan.Plan
+	if err := decodeDocument(&got, planKey, &stored); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(allOf("a"), stored); diff != "" {
+		t.Errorf("stored plan (-want +got):\n%s", diff)
+	}
+}
+
+// TestLargeClusterFits checks that a 10,000-node cluster with random
+// 63-character node names fits: its plan and its full results record.
+func TestLargeClusterFits(t *testing.T) {
+	names := randomNames(10000, 63)
+	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: names}}}
+	cm, err := planConfigMap(testRun(makeClusterJob("disk-clean").Obj()), p)
+	if err != nil {
+		t.Fatalf("planConfigMap() error = %v", err)
+	}
+	res := Results{Nodes: map[string]NodeResult{}}
+	for _, n := range names {
+		res.Nodes[n] = NodeResult{Phase: NodeSucceeded, Start: 1764600000, Finish: 1764600042, Started: true}
+	}
+	record, err := encodeDocument(resultsKey, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, size := range map[string]int{"plan": documentSize(cm.BinaryData), "results record": documentSize(record)} {
+		t.Logf("%s of 10,000 nodes: %d KiB", what, size>>10)
+		if size > maxPlanBytes {
+			t.Errorf("the %s takes %d bytes, more than the %d a ConfigMap holds", what, size, maxPlanBytes)
+		}
+	}
+}
+
+// TestDecodePlan checks how a stored plan is read: compressed, or as a hub
+// before compression stored it (its run goes on after an upgrade), and
+// never when it is another run's or damaged.
+func TestDecodePlan(t *testing.T) {
+	run := testRun(makeClusterJob("disk-clean").Obj())
+	stored := allOf("a", "b")
+	with := func(edit func(cm *corev1.ConfigMap)) *corev1.ConfigMap {
+		cm := planObject(stored)
+		edit(cm)
+		return cm
+	}
+	bomb, err := encodeDocument(planKey, strings.Repeat(" ", maxDocumentBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testCases := map[string]struct {
+		cm      *corev1.ConfigMap
+		want    plan.Plan
+		wantErr string
+	}{
+		"compressed": {cm: planObject(stored), want: stored},
+		"uncompressed, from an older hub": {cm: with(func(cm *corev1.ConfigMap) {
+			cm.BinaryData, cm.Data = nil, map[string]string{planKey: `{"groups":[{"name":"all","nodes":["a","b"]}]}`}
+		}), want: stored},
+		"another run's": {cm: with(func(cm *corev1.ConfigMap) { cm.Labels[fleetv1.ClusterJobUIDLabel] = "other" }),
+			wantErr: "does not belong to ClusterJob " + string(testUID)},
+		"no plan in it":      {cm: with(func(cm *corev1.ConfigMap) { cm.BinaryData = nil }), wantErr: "has no plan.json"},
+		"not JSON":           {cm: with(func(cm *corev1.ConfigMap) { cm.BinaryData, cm.Data = nil, map[string]string{planKey: "{"} }), wantErr: "decoding plan.json"},
+		"not gzip":           {cm: with(func(cm *corev1.ConfigMap) { cm.BinaryData[planKey+".gz"] = []byte("{}") }), wantErr: "decoding plan.json"},
+		"huge once inflated": {cm: with(func(cm *corev1.ConfigMap) { cm.BinaryData = bomb }), wantErr: "more than 67108864 bytes once decompressed"},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			got, err := decodePlan(tc.cm, run)
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("decodePlan() error = %v, want %q", err, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("decodePlan() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// randomNames returns n distinct node names of length size, from a fixed
+// seed: they compress as badly as real names ever would.
+func randomNames(n, size int) []string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	rng := rand.New(rand.NewPCG(1, 2))
+	names := make([]string, n)
+	for i := range names {
+		b := make([]byte, size)
+		for j := range b {
+			b[j] = alphabet[rng.IntN(len(alphabet))]
+		}
+		names[i] = string(b)
+	}
+	return names
 }
 
 // planObject is the plan ConfigMap EnsurePlan stores for the test run.

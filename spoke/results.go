@@ -18,7 +18,6 @@ package spoke
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 
@@ -35,7 +34,7 @@ import (
 )
 
 const (
-	// resultsKey is the results ConfigMap's data key.
+	// resultsKey names the results document in its ConfigMap.
 	resultsKey = "results.json"
 	// resultsComponent is the ComponentLabel value of a results ConfigMap.
 	resultsComponent = "results"
@@ -149,8 +148,8 @@ func ReadResults(ctx context.Context, r client.Reader, run Run) (Results, *corev
 		return Results{}, nil, fmt.Errorf("ConfigMap %s exists but does not belong to ClusterJob %s", key, run.ClusterJob.UID)
 	}
 	var res Results
-	if err := json.Unmarshal([]byte(cm.Data[resultsKey]), &res); err != nil {
-		return Results{}, nil, fmt.Errorf("decoding the results ConfigMap %s: %w", key, err)
+	if err := decodeDocument(cm, resultsKey, &res); err != nil {
+		return Results{}, nil, err
 	}
 	return res, cm, nil
 }
@@ -172,7 +171,7 @@ func WriteResults(ctx context.Context, c client.Client, live client.Reader, run 
 }
 
 func writeResults(ctx context.Context, c client.Client, run Run, res Results, stored *corev1.ConfigMap) error {
-	data, err := json.Marshal(res)
+	data, err := encodeDocument(resultsKey, res)
 	if err != nil {
 		return fmt.Errorf("encoding the results: %w", err)
 	}
@@ -182,7 +181,7 @@ func writeResults(ctx context.Context, c client.Client, run Run, res Results, st
 		cm := &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: naming.ResultsName(run.ClusterJob.UID), Namespace: run.Namespace,
 				Labels: labels, Annotations: runAnnotations(run)},
-			Data: map[string]string{resultsKey: string(data)},
+			BinaryData: data,
 		}
 		if err := c.Create(ctx, cm); err != nil {
 			return fmt.Errorf("creating the results ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
@@ -190,7 +189,7 @@ func writeResults(ctx context.Context, c client.Client, run Run, res Results, st
 		return nil
 	}
 	cm := stored.DeepCopy()
-	cm.Data = map[string]string{resultsKey: string(data)}
+	cm.Data, cm.BinaryData = nil, data
 	// The resourceVersion read is kept: Update fails on a newer record
 	// rather than overwrite it.
 	if err := c.Update(ctx, cm); err != nil {

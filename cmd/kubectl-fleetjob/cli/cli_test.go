@@ -22,12 +22,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/pkg/naming"
-	"github.com/fleetjob/fleetjob/pkg/plan"
 	"github.com/fleetjob/fleetjob/test/util/wrappers"
 )
 
@@ -73,43 +69,6 @@ func TestPickCluster(t *testing.T) {
 			}
 			if got != tc.want {
 				t.Errorf("pickCluster = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestDecodePlan(t *testing.T) {
-	cj := withClusters("a")
-	cj.UID = "0b5a0f5e-1111-2222-3333-444455556666"
-	planCM := func(uid string, data map[string]string) *corev1.ConfigMap {
-		return &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: naming.PlanName(cj.UID), Namespace: "w", Labels: map[string]string{fleetv1.ClusterJobUIDLabel: uid}},
-			Data:       data,
-		}
-	}
-	stored := `{"groups":[{"name":"all","nodes":["n1","n2"]}],"skipped":[{"node":"n3","reason":"NotReady"}]}`
-	for _, tc := range []struct {
-		name    string
-		cm      *corev1.ConfigMap
-		want    plan.Plan
-		wantErr string
-	}{
-		{
-			name: "ours",
-			cm:   planCM(string(cj.UID), map[string]string{"plan.json": stored}),
-			want: plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: []string{"n1", "n2"}}}, Skipped: []plan.SkippedNode{{Node: "n3", Reason: "NotReady"}}},
-		},
-		{name: "another run's", cm: planCM("other", map[string]string{"plan.json": stored}), wantErr: "configmap w/" + naming.PlanName(cj.UID) + " does not belong to clusterjob default/clean"},
-		{name: "no data", cm: planCM(string(cj.UID), nil), wantErr: "has no plan.json"},
-		{name: "not JSON", cm: planCM(string(cj.UID), map[string]string{"plan.json": "{"}), wantErr: "decoding configmap"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := decodePlan(tc.cm, cj)
-			if diff := cmp.Diff(tc.wantErr, errString(err), substring); diff != "" {
-				t.Errorf("error (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("plan (-want +got):\n%s", diff)
 			}
 		})
 	}

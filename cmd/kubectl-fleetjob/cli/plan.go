@@ -18,22 +18,17 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/render"
 	"github.com/fleetjob/fleetjob/pkg/naming"
 	"github.com/fleetjob/fleetjob/pkg/plan"
+	"github.com/fleetjob/fleetjob/spoke"
 )
 
 // planKey is the data key of the plan ConfigMap (spoke/plan.go writes it).
-const planKey = "plan.json"
 
 func newPlan(o *options) *cobra.Command {
 	var cluster, output string
@@ -83,32 +78,15 @@ func (o *options) readPlan(ctx context.Context, name, cluster string) (plan.Plan
 	if err != nil {
 		return plan.Plan{}, err
 	}
-	cm := &corev1.ConfigMap{}
-	key := client.ObjectKey{Namespace: reg.Namespace, Name: naming.PlanName(cj.UID)}
-	err = mc.Get(ctx, key, cm)
-	if apierrors.IsNotFound(err) {
-		return plan.Plan{}, fmt.Errorf("cluster %q has no plan for clusterjob %s/%s (no configmap %s): the run has not started there", cluster, cj.Namespace, cj.Name, key)
-	}
+	// The hub's own reader: the same ownership checks and formats.
+	run := spoke.Run{ClusterJob: cj, Cluster: cluster, Namespace: reg.Namespace}
+	p, found, err := spoke.ReadPlan(ctx, mc, run)
 	if err != nil {
-		return plan.Plan{}, fmt.Errorf("cluster %s: reading configmap %s: %w", cluster, key, err)
+		return plan.Plan{}, fmt.Errorf("cluster %s: %w", cluster, err)
 	}
-	return decodePlan(cm, cj)
-}
-
-// decodePlan reads a plan ConfigMap, refusing one that belongs to another
-// ClusterJob, as spoke does.
-func decodePlan(cm *corev1.ConfigMap, cj *fleetv1.ClusterJob) (plan.Plan, error) {
-	key := client.ObjectKeyFromObject(cm)
-	if cm.Labels[fleetv1.ClusterJobUIDLabel] != naming.LabelValue(string(cj.UID)) {
-		return plan.Plan{}, fmt.Errorf("configmap %s does not belong to clusterjob %s/%s", key, cj.Namespace, cj.Name)
-	}
-	data, ok := cm.Data[planKey]
-	if !ok {
-		return plan.Plan{}, fmt.Errorf("configmap %s has no %s", key, planKey)
-	}
-	var p plan.Plan
-	if err := json.Unmarshal([]byte(data), &p); err != nil {
-		return plan.Plan{}, fmt.Errorf("decoding configmap %s: %w", key, err)
+	if !found {
+		return plan.Plan{}, fmt.Errorf("cluster %q has no plan for clusterjob %s/%s (no configmap %s/%s): the run has not started there",
+			cluster, cj.Namespace, cj.Name, reg.Namespace, naming.PlanName(cj.UID))
 	}
 	return p, nil
 }
