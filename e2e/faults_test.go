@@ -33,7 +33,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/spoke"
 )
 
 // Faults a member's own controllers bring about, on real control planes:
@@ -62,7 +61,7 @@ var _ = Describe("Faults in a real member", func() {
 		Expect(r.Nodes.Failed).To(BeEquivalentTo(len(eligibleNodes(m))))
 		Expect(r.FailedNodes).NotTo(BeEmpty())
 		for _, n := range r.FailedNodes {
-			Expect(n.Reason).To(Equal(spoke.ReasonPodCreateFailed), "node %s", n.Node)
+			Expect(n.Reason).To(Equal(fleetv1.NodeReasonPodCreateFailed), "node %s", n.Node)
 		}
 		Eventually(func() []batchv1.Job { return runJobs(m, cj.UID) }).Should(BeEmpty(), "the Jobs that could not run are deleted")
 		Expect(runPods(m, cj.UID)).To(BeEmpty())

@@ -21,29 +21,8 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-)
 
-// Reasons for work in a member that failed. They name the cluster's row
-// when the failure outlasts the hub's retries, or at once when retrying
-// cannot help.
-const (
-	// ReasonWorkNamespaceMissing: the work namespace does not exist and the
-	// registered identity may not create it.
-	ReasonWorkNamespaceMissing = "WorkNamespaceMissing"
-	// ReasonPlanTooLarge: the cluster's plan does not fit in a ConfigMap.
-	ReasonPlanTooLarge = "PlanTooLarge"
-	// ReasonInvalidSpec: the ClusterJob's spec cannot be planned.
-	ReasonInvalidSpec = "InvalidSpec"
-	// ReasonInvalidJob: the member's API server rejects the Job built from
-	// the template as invalid.
-	ReasonInvalidJob = "InvalidJob"
-	// ReasonDuplicateCluster: the member is registered under another name
-	// too, and that registration runs it.
-	ReasonDuplicateCluster = "DuplicateCluster"
-	// ReasonForbidden: the member refuses what the hub asked for.
-	ReasonForbidden = "Forbidden"
-	// ReasonMemberError: any other failure of a call to the member.
-	ReasonMemberError = "MemberError"
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
 
 // PermanentError is a failure that waiting cannot heal: the same call with
@@ -87,9 +66,9 @@ func ErrorReason(err error) (reason string, permanent bool) {
 	case errors.As(err, &perm):
 		return perm.Reason, true
 	case errors.As(err, &ns):
-		return ReasonWorkNamespaceMissing, false
+		return fleetv1.ReasonWorkNamespaceMissing, false
 	case apierrors.IsForbidden(err):
-		return ReasonForbidden, false
+		return fleetv1.ClusterReasonForbidden, false
 	}
-	return ReasonMemberError, false
+	return fleetv1.ReasonMemberError, false
 }

@@ -153,7 +153,7 @@ func decodePlan(cm *corev1.ConfigMap, run Run) (plan.Plan, error) {
 	// One member registered under two names shares the work namespace: the
 	// plan is the first registration's, and the second must not run it.
 	if c, ok := cm.Labels[fleetv1.ClusterLabel]; ok && c != naming.LabelValue(run.Cluster) {
-		return plan.Plan{}, &PermanentError{Reason: ReasonDuplicateCluster, Err: fmt.Errorf(
+		return plan.Plan{}, &PermanentError{Reason: fleetv1.ClusterReasonDuplicateCluster, Err: fmt.Errorf(
 			"plan ConfigMap %s was made for cluster %s: the same member is registered as %s too", key, cm.Annotations[fleetv1.ClusterAnnotation], run.Cluster)}
 	}
 	var p plan.Plan

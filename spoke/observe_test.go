@@ -22,6 +22,7 @@ import (
 	"strings"
 	"testing"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	batchv1 "k8s.io/api/batch/v1"
@@ -57,7 +58,7 @@ func TestObserve(t *testing.T) {
 				Nodes: []NodeState{
 					{Node: "a", Job: jobName("a"), GroupName: "batch-1", Phase: NodeSucceeded, StartTime: &t0, CompletionTime: &t1},
 					pending("b", 0),
-					{Node: "c", Group: 1, GroupName: "batch-2", Phase: NodeSkipped, Reason: ReasonNodeDeleted, Message: "node was deleted before its Job started"},
+					{Node: "c", Group: 1, GroupName: "batch-2", Phase: NodeSkipped, Reason: fleetv1.NodeReasonNodeDeleted, Message: "node was deleted before its Job started"},
 				},
 			},
 		},

@@ -56,7 +56,7 @@ func EnsurePlan(ctx context.Context, c client.Client, live client.Reader, run Ru
 	}
 	p, err := plan.Compute(nodes, &cj.Spec, cj.UID, run.Cluster)
 	if err != nil {
-		return plan.Plan{}, &PermanentError{Reason: ReasonInvalidSpec, Err: fmt.Errorf("planning cluster %s: %w", run.Cluster, err)}
+		return plan.Plan{}, &PermanentError{Reason: fleetv1.ReasonInvalidSpec, Err: fmt.Errorf("planning cluster %s: %w", run.Cluster, err)}
 	}
 	cm, err := planConfigMap(run, p)
 	if err != nil {
@@ -116,7 +116,7 @@ func planConfigMap(run Run, p plan.Plan) (*corev1.ConfigMap, error) {
 		return nil, fmt.Errorf("encoding the plan: %w", err)
 	}
 	if size := documentSize(data); size > maxPlanBytes {
-		return nil, &PermanentError{Reason: ReasonPlanTooLarge, Err: fmt.Errorf("the plan of cluster %s is %d bytes compressed, more than the %d a ConfigMap can hold: select fewer nodes", run.Cluster, size, maxPlanBytes)}
+		return nil, &PermanentError{Reason: fleetv1.ReasonPlanTooLarge, Err: fmt.Errorf("the plan of cluster %s is %d bytes compressed, more than the %d a ConfigMap can hold: select fewer nodes", run.Cluster, size, maxPlanBytes)}
 	}
 	labels := runLabels(run)
 	labels[fleetv1.ComponentLabel] = planComponent

@@ -353,11 +353,11 @@ func TestErrorReason(t *testing.T) {
 		wantReason    string
 		wantPermanent bool
 	}{
-		"namespace missing": {err: fmt.Errorf("storing the plan: %w", &NamespaceMissingError{Namespace: "ns", Cluster: "c"}), wantReason: ReasonWorkNamespaceMissing},
-		"plan too large":    {err: fmt.Errorf("storing: %w", &PermanentError{Reason: ReasonPlanTooLarge, Err: errors.New("big")}), wantReason: ReasonPlanTooLarge, wantPermanent: true},
-		"forbidden":         {err: fmt.Errorf("creating Job: %w", apierrors.NewForbidden(gr, "j", errors.New("RBAC"))), wantReason: ReasonForbidden},
-		"timeout":           {err: context.DeadlineExceeded, wantReason: ReasonMemberError},
-		"server error":      {err: apierrors.NewInternalError(errors.New("boom")), wantReason: ReasonMemberError},
+		"namespace missing": {err: fmt.Errorf("storing the plan: %w", &NamespaceMissingError{Namespace: "ns", Cluster: "c"}), wantReason: fleetv1.ReasonWorkNamespaceMissing},
+		"plan too large":    {err: fmt.Errorf("storing: %w", &PermanentError{Reason: fleetv1.ReasonPlanTooLarge, Err: errors.New("big")}), wantReason: fleetv1.ReasonPlanTooLarge, wantPermanent: true},
+		"forbidden":         {err: fmt.Errorf("creating Job: %w", apierrors.NewForbidden(gr, "j", errors.New("RBAC"))), wantReason: fleetv1.ClusterReasonForbidden},
+		"timeout":           {err: context.DeadlineExceeded, wantReason: fleetv1.ReasonMemberError},
+		"server error":      {err: apierrors.NewInternalError(errors.New("boom")), wantReason: fleetv1.ReasonMemberError},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {

@@ -44,10 +44,6 @@ const (
 	maxResultMessage = 128
 )
 
-// ReasonJobDeleted is the reason of a node whose Job disappeared before its
-// result was recorded: it ran, or may have, and is never run again.
-const ReasonJobDeleted = "JobDeleted"
-
 // Results is the run's record in one member of which nodes got a Job and
 // how each finished. It only ever grows: a node is recorded when its Job is
 // created and once more when it finishes, so the record outlives the Jobs
@@ -79,7 +75,7 @@ func (r NodeResult) final() bool {
 func (r NodeResult) state(node string) NodeState {
 	ns := NodeState{Node: node, Phase: r.Phase, Reason: r.Reason, Message: r.Message, StartTime: unixTime(r.Start), CompletionTime: unixTime(r.Finish)}
 	if !r.final() {
-		ns.Phase, ns.Reason, ns.Message = NodeFailed, ReasonJobDeleted, "the node's Job was deleted before it finished; it is not run again"
+		ns.Phase, ns.Reason, ns.Message = NodeFailed, fleetv1.NodeReasonJobDeleted, "the node's Job was deleted before it finished; it is not run again"
 	}
 	if ns.Phase == NodeSkipped {
 		ns.StartTime, ns.CompletionTime = nil, nil
@@ -111,7 +107,7 @@ func Record(prev Results, st State, created []string, skipped []plan.SkippedNode
 		}
 	}
 	for _, n := range st.Nodes {
-		if n.Job == "" && n.Reason != ReasonJobDeleted {
+		if n.Job == "" && n.Reason != fleetv1.NodeReasonJobDeleted {
 			continue // no Job, ever: pending, or skipped before it started
 		}
 		r := NodeResult{Phase: n.Phase, Start: unix(n.StartTime), Finish: unix(n.CompletionTime)}

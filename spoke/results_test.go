@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 )
 
@@ -71,7 +72,7 @@ func TestRecord(t *testing.T) {
 		},
 		"a running node whose Job is gone is recorded failed JobDeleted": {
 			prev: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}},
-			want: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: ReasonJobDeleted,
+			want: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonJobDeleted,
 				Message: "the node's Job was deleted before it finished; it is not run again", Start: t0.Unix()}}},
 			wantChanged: true,
 		},
@@ -121,7 +122,7 @@ func TestDeriveFromResults(t *testing.T) {
 	got := Derive(&twoGroups, nil, present("b", "c"), rec)
 	want := []NodeState{
 		{Node: "a", GroupName: "batch-1", Phase: NodeSucceeded, StartTime: &t0, CompletionTime: &t1},
-		{Node: "b", GroupName: "batch-1", Phase: NodeFailed, Reason: ReasonJobDeleted,
+		{Node: "b", GroupName: "batch-1", Phase: NodeFailed, Reason: fleetv1.NodeReasonJobDeleted,
 			Message: "the node's Job was deleted before it finished; it is not run again", StartTime: &t0},
 		pending("c", 1),
 	}
@@ -169,7 +170,7 @@ func TestObserveCacheBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := st.Nodes[1]; got.Reason != ReasonJobDeleted {
+	if got := st.Nodes[1]; got.Reason != fleetv1.NodeReasonJobDeleted {
 		t.Errorf("node b = %+v, want JobDeleted", got)
 	}
 }

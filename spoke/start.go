@@ -114,7 +114,7 @@ func recheck(pending []string, nodes []corev1.Node, spec *fleetv1.ClusterJobSpec
 	for _, name := range pending {
 		node, ok := byName[name]
 		if !ok {
-			skipped = append(skipped, plan.SkippedNode{Node: name, Reason: ReasonNodeDeleted, Message: "node was deleted before its Job started"})
+			skipped = append(skipped, plan.SkippedNode{Node: name, Reason: fleetv1.NodeReasonNodeDeleted, Message: "node was deleted before its Job started"})
 			continue
 		}
 		if reason, msg := plan.Ineligible(node, spec); reason != "" {
@@ -172,7 +172,7 @@ func createJob(ctx context.Context, c client.Client, live client.Reader, run Run
 	if apierrors.IsInvalid(err) {
 		// The template is valid on the hub but not for this member (an
 		// older API server, a field it does not know): retrying cannot help.
-		return false, &PermanentError{Reason: ReasonInvalidJob, Err: fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, err)}
+		return false, &PermanentError{Reason: fleetv1.ReasonInvalidJob, Err: fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, err)}
 	}
 	if !apierrors.IsAlreadyExists(err) {
 		return false, fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, namespaceError(err, job.Namespace))

@@ -263,9 +263,9 @@ func TestStartGroupRechecksNodes(t *testing.T) {
 		t.Errorf("StartGroup() created mismatch (-want +got):\n%s", diff)
 	}
 	want := []plan.SkippedNode{
-		{Node: "a", Reason: plan.ReasonUnschedulable, Message: "node is cordoned when its group started"},
-		{Node: "b", Reason: plan.ReasonUntoleratedTaint, Message: "taint maintenance:NoExecute is not tolerated by the Job template when its group started"},
-		{Node: "d", Reason: ReasonNodeDeleted, Message: "node was deleted before its Job started"},
+		{Node: "a", Reason: fleetv1.NodeReasonUnschedulable, Message: "node is cordoned when its group started"},
+		{Node: "b", Reason: fleetv1.NodeReasonUntoleratedTaint, Message: "taint maintenance:NoExecute is not tolerated by the Job template when its group started"},
+		{Node: "d", Reason: fleetv1.NodeReasonNodeDeleted, Message: "node was deleted before its Job started"},
 	}
 	if diff := cmp.Diff(want, skipped); diff != "" {
 		t.Errorf("StartGroup() skipped mismatch (-want +got):\n%s", diff)

@@ -46,10 +46,6 @@ const (
 	NodeSkipped NodePhase = "Skipped"
 )
 
-// ReasonNodeDeleted is the reason of a node that disappeared after it was
-// planned.
-const ReasonNodeDeleted = "NodeDeleted"
-
 // NodeState is one planned node's result.
 type NodeState struct {
 	// Node is the node name.
@@ -220,7 +216,7 @@ func nodeState(node string, job *batchv1.Job, present bool) NodeState {
 		if present {
 			return NodeState{Node: node, Phase: NodePending}
 		}
-		return NodeState{Node: node, Phase: NodeSkipped, Reason: ReasonNodeDeleted, Message: "node was deleted before its Job started"}
+		return NodeState{Node: node, Phase: NodeSkipped, Reason: fleetv1.NodeReasonNodeDeleted, Message: "node was deleted before its Job started"}
 	}
 	ns := NodeState{Node: node, Job: job.Name, StartTime: job.Status.StartTime.DeepCopy()}
 	phase, cond := jobOutcome(job)
@@ -239,7 +235,7 @@ func nodeState(node string, job *batchv1.Job, present bool) NodeState {
 		ns.Started = ptr.Deref(s.Ready, 0) > 0 || s.Succeeded > 0 || s.Failed > 0
 		ns.Pods = s.Active + s.Succeeded + s.Failed
 	default:
-		ns.Phase, ns.Reason, ns.Message = NodeFailed, ReasonNodeDeleted, "node was deleted while its Job ran"
+		ns.Phase, ns.Reason, ns.Message = NodeFailed, fleetv1.NodeReasonNodeDeleted, "node was deleted while its Job ran"
 	}
 	return ns
 }
@@ -275,15 +271,6 @@ func trueCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCon
 	return nil
 }
 
-// Reasons of a node whose pod never started within the node start timeout.
-const (
-	// ReasonPodCreateFailed: the Job has no pod at all (quota, admission).
-	ReasonPodCreateFailed = "PodCreateFailed"
-	// ReasonNotStarted: the Job's pod exists but never started
-	// (unschedulable, image pull, a node gone NotReady).
-	ReasonNotStarted = "NotStarted"
-)
-
 // TimeOutStarts fails the running nodes whose pod has not started within
 // timeout of their Job's creation, and returns the Jobs of every node failed
 // so that still exist, to be deleted (again, until they are gone), and how
@@ -292,7 +279,7 @@ const (
 func (s *State) TimeOutStarts(now time.Time, timeout time.Duration) (jobs []string, failed int) {
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		if n.Phase == NodeFailed && n.Job != "" && (n.Reason == ReasonPodCreateFailed || n.Reason == ReasonNotStarted) {
+		if n.Phase == NodeFailed && n.Job != "" && (n.Reason == fleetv1.NodeReasonPodCreateFailed || n.Reason == fleetv1.NodeReasonNotStarted) {
 			jobs = append(jobs, n.Job) // failed before; its Job is not gone yet
 			continue
 		}
@@ -303,9 +290,9 @@ func (s *State) TimeOutStarts(now time.Time, timeout time.Duration) (jobs []stri
 		s.Groups[n.Group].Failed++
 		n.Phase, n.CompletionTime = NodeFailed, &metav1.Time{Time: now}
 		if n.Pods == 0 {
-			n.Reason, n.Message = ReasonPodCreateFailed, fmt.Sprintf("the Job created no pod within %s (a quota or an admission policy refuses it? see the Job's events)", timeout)
+			n.Reason, n.Message = fleetv1.NodeReasonPodCreateFailed, fmt.Sprintf("the Job created no pod within %s (a quota or an admission policy refuses it? see the Job's events)", timeout)
 		} else {
-			n.Reason, n.Message = ReasonNotStarted, fmt.Sprintf("the Job's pod did not start within %s (unschedulable, or its image cannot be pulled? see the pod's events)", timeout)
+			n.Reason, n.Message = fleetv1.NodeReasonNotStarted, fmt.Sprintf("the Job's pod did not start within %s (unschedulable, or its image cannot be pulled? see the pod's events)", timeout)
 		}
 		jobs = append(jobs, n.Job)
 		failed++

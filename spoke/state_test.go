@@ -28,6 +28,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/fleetjob/fleetjob/pkg/plan"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
 
 // twoGroups is a plan of batches a,b then c.
@@ -59,9 +61,9 @@ func TestDerive(t *testing.T) {
 			wantState:    State{},
 		},
 		"plan with no groups": {
-			plan:         &plan.Plan{Skipped: []plan.SkippedNode{{Node: "a", Reason: plan.ReasonNotReady}}},
+			plan:         &plan.Plan{Skipped: []plan.SkippedNode{{Node: "a", Reason: fleetv1.NodeReasonNotReady}}},
 			nodesPresent: present("a"),
-			wantState:    State{Planned: true, Plan: plan.Plan{Skipped: []plan.SkippedNode{{Node: "a", Reason: plan.ReasonNotReady}}}},
+			wantState:    State{Planned: true, Plan: plan.Plan{Skipped: []plan.SkippedNode{{Node: "a", Reason: fleetv1.NodeReasonNotReady}}}},
 		},
 		"nothing started": {
 			plan:         &twoGroups,
@@ -174,7 +176,7 @@ func TestDerive(t *testing.T) {
 				Planned: true, Plan: twoGroups,
 				Groups: []GroupState{{Name: "batch-1", Nodes: 2, Pending: 2}, {Name: "batch-2", Nodes: 1, Skipped: 1}},
 				Nodes: []NodeState{pending("a", 0), pending("b", 0),
-					{Node: "c", Group: 1, GroupName: "batch-2", Phase: NodeSkipped, Reason: ReasonNodeDeleted, Message: "node was deleted before its Job started"}},
+					{Node: "c", Group: 1, GroupName: "batch-2", Phase: NodeSkipped, Reason: fleetv1.NodeReasonNodeDeleted, Message: "node was deleted before its Job started"}},
 			},
 		},
 		"node deleted while its Job ran": {
@@ -185,7 +187,7 @@ func TestDerive(t *testing.T) {
 				Planned: true, Plan: twoGroups,
 				Groups: []GroupState{{Name: "batch-1", Nodes: 2, Pending: 1, Failed: 1}, {Name: "batch-2", Nodes: 1, Pending: 1}},
 				Nodes: []NodeState{
-					{Node: "a", Job: jobName("a"), GroupName: "batch-1", Phase: NodeFailed, Reason: ReasonNodeDeleted,
+					{Node: "a", Job: jobName("a"), GroupName: "batch-1", Phase: NodeFailed, Reason: fleetv1.NodeReasonNodeDeleted,
 						Message: "node was deleted while its Job ran", StartTime: &t0},
 					pending("b", 0), pending("c", 1),
 				},
@@ -336,7 +338,7 @@ func TestTimeOutStarts(t *testing.T) {
 		},
 		"a node failed before whose Job still exists: its Job is deleted again, not counted again": {
 			jobs:      []batchv1.Job{job("a", created, 1, 0)},
-			rec:       Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: ReasonNotStarted}}},
+			rec:       Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonNotStarted}}},
 			wantJobs:  []string{jobName("a")},
 			wantNodes: map[string]string{"a": "Failed/NotStarted", "c": "Pending/", "b": "Pending/"},
 		},

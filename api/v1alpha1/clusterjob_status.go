@@ -36,6 +36,10 @@ const (
 	PhaseFailed Phase = "Failed"
 )
 
+// IsFinished tells whether the run ended, Completed or Failed: a finished
+// run is a record, and nothing restarts it.
+func (p Phase) IsFinished() bool { return p == PhaseCompleted || p == PhaseFailed }
+
 // Condition types of a ClusterJob.
 const (
 	// ConditionProgressing is True while the run has work left.
@@ -192,6 +196,10 @@ const (
 	// too long.
 	ClusterFailed ClusterPhase = "Failed"
 )
+
+// IsFinished tells whether the run ended in the cluster, Completed or
+// Failed.
+func (p ClusterPhase) IsFinished() bool { return p == ClusterCompleted || p == ClusterFailed }
 
 // ClusterStatus is the run in one member cluster.
 type ClusterStatus struct {

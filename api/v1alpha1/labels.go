@@ -80,25 +80,3 @@ const (
 	ClusterNameEnv = "FLEETJOB_CLUSTER_NAME"
 	GroupEnv       = "FLEETJOB_GROUP"
 )
-
-// Reasons on a cluster's status row about its connection, also used as
-// Warning event reasons on registration Secrets.
-const (
-	// ClusterReasonConnected: the hub reaches the cluster.
-	ClusterReasonConnected = "Connected"
-	// ClusterReasonConnecting: the hub is checking and engaging the cluster.
-	ClusterReasonConnecting = "Connecting"
-	// ClusterReasonInvalidRegistration: the registration Secret cannot be
-	// used (bad kubeconfig, bad namespace annotation) until it changes.
-	ClusterReasonInvalidRegistration = "InvalidRegistration"
-	// ClusterReasonForbidden: the registered credentials lack a permission
-	// fleetjob needs.
-	ClusterReasonForbidden = "Forbidden"
-	// ClusterReasonUnauthorized: the member rejects the credentials.
-	ClusterReasonUnauthorized = "Unauthorized"
-	// ClusterReasonDuplicateCluster: the registration points at a cluster
-	// that another registration runs already.
-	ClusterReasonDuplicateCluster = "DuplicateCluster"
-	// ClusterReasonUnreachable: the member's API server does not answer.
-	ClusterReasonUnreachable = "Unreachable"
-)

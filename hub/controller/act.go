@@ -191,7 +191,7 @@ func (r *Reconciler) emit(cj *fleetv1.ClusterJob, notes []note, prevPhase fleetv
 	if r.Recorder == nil {
 		return
 	}
-	if !isDone(prevPhase) && isDone(cj.Status.Phase) {
+	if !prevPhase.IsFinished() && cj.Status.Phase.IsFinished() {
 		kind := corev1.EventTypeNormal
 		if cj.Status.Phase == fleetv1.PhaseFailed {
 			kind = corev1.EventTypeWarning

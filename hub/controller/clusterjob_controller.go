@@ -122,7 +122,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if err := r.ensureFinalizer(ctx, cj); err != nil {
 		return ctrl.Result{}, err
 	}
-	if isDone(cj.Status.Phase) {
+	if cj.Status.Phase.IsFinished() {
 		return ctrl.Result{}, nil // a finished run is a record; nothing restarts it
 	}
 	names, leftOut, err := r.selectClusters(ctx, cj)
@@ -147,7 +147,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 		}
 		return ctrl.Result{}, err
 	}
-	if isDone(cj.Status.Phase) {
+	if cj.Status.Phase.IsFinished() {
 		r.finishes.forget(naming.LabelValue(string(cj.UID)))
 	}
 	if len(leftOut) > 0 {
@@ -198,5 +198,3 @@ func (r *Reconciler) hubWrite(ctx context.Context, write func(context.Context) e
 	defer cancel()
 	return write(ctx)
 }
-
-func isDone(p fleetv1.Phase) bool { return p == fleetv1.PhaseCompleted || p == fleetv1.PhaseFailed }

@@ -132,7 +132,7 @@ func (r *Reconciler) unfinished(ctx context.Context) []mcreconcile.Request {
 	}
 	var out []mcreconcile.Request
 	for _, cj := range list.Items {
-		if !isDone(cj.Status.Phase) || !cj.DeletionTimestamp.IsZero() {
+		if !cj.Status.Phase.IsFinished() || !cj.DeletionTimestamp.IsZero() {
 			out = append(out, mcreconcile.Request{Request: reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&cj)}})
 		}
 	}

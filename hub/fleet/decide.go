@@ -198,7 +198,7 @@ func anyFailed(c Cluster) bool {
 
 // terminal tells whether the cluster's row already says it finished.
 func terminal(c Cluster) bool {
-	return c.Previous != nil && isTerminal(c.Previous.Phase)
+	return c.Previous != nil && c.Previous.Phase.IsFinished()
 }
 
 // finished tells whether a cluster has nothing left to do: every group ran,
@@ -234,12 +234,12 @@ func failure(in Input, c Cluster) (clusterFailure, bool) {
 	case !c.Engaged && c.Reason == fleetv1.ClusterReasonDuplicateCluster:
 		return clusterFailure{c.Reason, c.Message}, true
 	case timedOut(in, c):
-		return clusterFailure{ReasonUnreachableTimeout, fmt.Sprintf("unreachable for longer than %s: %s", in.UnreachableTimeout, c.Message)}, true
+		return clusterFailure{fleetv1.ReasonUnreachableTimeout, fmt.Sprintf("unreachable for longer than %s: %s", in.UnreachableTimeout, c.Message)}, true
 	case changed(c):
-		return clusterFailure{ReasonClusterChanged, fmt.Sprintf("the registration now points at another cluster (kube-system UID %s) than the run started in (%s); "+
+		return clusterFailure{fleetv1.ReasonClusterChanged, fmt.Sprintf("the registration now points at another cluster (kube-system UID %s) than the run started in (%s); "+
 			"nothing of the run is created there", c.ClusterID, c.Previous.ClusterID)}, true
 	case c.PlanLost:
-		return clusterFailure{ReasonPlanLost, fmt.Sprintf("the run's frozen plan is gone from the cluster (%d of its Jobs are left there); "+
+		return clusterFailure{fleetv1.ReasonPlanLost, fmt.Sprintf("the run's frozen plan is gone from the cluster (%d of its Jobs are left there); "+
 			"re-planning could run a node twice, so the cluster stops", c.LeftJobs)}, true
 	case c.Error != nil:
 		reason, permanent := spoke.ErrorReason(c.Error)
@@ -336,8 +336,4 @@ func RequeueAfter(in Input) time.Duration {
 		}
 	}
 	return next
-}
-
-func isTerminal(p fleetv1.ClusterPhase) bool {
-	return p == fleetv1.ClusterCompleted || p == fleetv1.ClusterFailed
 }

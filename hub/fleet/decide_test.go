@@ -337,7 +337,7 @@ func TestDecide(t *testing.T) {
 				func() Cluster {
 					r := run("a")
 					return r.Succeed(r.Group(0)...).Cluster().Previous(fleetv1.ClusterStatus{
-						Phase: fleetv1.ClusterFailed, Reason: ReasonUnreachableTimeout,
+						Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout,
 						StartTime: mt(ago(3 * time.Hour)), CompletionTime: mt(ago(time.Hour)),
 						Nodes: fleetv1.NodeCounts{Total: 6, Running: 3, Pending: 3},
 					}).Obj()
@@ -349,7 +349,7 @@ func TestDecide(t *testing.T) {
 			cj: base,
 			clusters: []Cluster{
 				makeCluster("a").Previous(fleetv1.ClusterStatus{
-					Phase: fleetv1.ClusterFailed, Reason: ReasonUnreachableTimeout, CompletionTime: mt(ago(time.Hour)),
+					Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout, CompletionTime: mt(ago(time.Hour)),
 				}).Obj(),
 				running("b"),
 			},
@@ -360,7 +360,7 @@ func TestDecide(t *testing.T) {
 			cj: exit,
 			clusters: []Cluster{
 				makeCluster("a").Previous(fleetv1.ClusterStatus{
-					Phase: fleetv1.ClusterCompleted, Reason: ReasonCompleted,
+					Phase: fleetv1.ClusterCompleted, Reason: fleetv1.ReasonCompleted,
 					StartTime: mt(ago(4 * time.Hour)), CompletionTime: mt(ago(3 * time.Hour)),
 					Nodes: fleetv1.NodeCounts{Total: 6, Succeeded: 6},
 				}).Disengaged().Unreachable(ago(2 * time.Hour)).Obj(),
@@ -372,7 +372,7 @@ func TestDecide(t *testing.T) {
 			cj: base,
 			clusters: []Cluster{
 				makeCluster("a").Previous(fleetv1.ClusterStatus{
-					Phase: fleetv1.ClusterCompleted, Reason: ReasonCompleted,
+					Phase: fleetv1.ClusterCompleted, Reason: fleetv1.ReasonCompleted,
 					StartTime: mt(ago(4 * time.Hour)), CompletionTime: mt(ago(3 * time.Hour)),
 					Nodes: fleetv1.NodeCounts{Total: 6, Succeeded: 6},
 				}).Disengaged().Unreachable(ago(10 * time.Minute)).Obj(),
@@ -383,7 +383,7 @@ func TestDecide(t *testing.T) {
 			cj: exit,
 			clusters: []Cluster{
 				makeCluster("a").Previous(fleetv1.ClusterStatus{
-					Phase: fleetv1.ClusterRunning, Reason: ReasonRunning, Reachable: true, StartTime: mt(ago(time.Hour)),
+					Phase: fleetv1.ClusterRunning, Reason: fleetv1.ReasonRunning, Reachable: true, StartTime: mt(ago(time.Hour)),
 					Nodes: fleetv1.NodeCounts{Total: 6, Failed: 1, Succeeded: 2, Pending: 3},
 				}).Error("listing the Jobs of the run: context deadline exceeded").Obj(),
 				between("b"),
@@ -397,7 +397,7 @@ func TestDecide(t *testing.T) {
 				func() Cluster {
 					r := run("a")
 					return r.Succeed(r.Group(0)...).Cluster().Previous(fleetv1.ClusterStatus{
-						Phase: fleetv1.ClusterFailed, Reason: ReasonUnreachableTimeout,
+						Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout,
 						StartTime: mt(ago(3 * time.Hour)), CompletionTime: mt(ago(time.Hour)),
 						Nodes: fleetv1.NodeCounts{Total: 6, Running: 3, Pending: 3},
 					}).Obj()

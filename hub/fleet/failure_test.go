@@ -47,7 +47,7 @@ func TestFailures(t *testing.T) {
 	one := makeClusterJob().MaxConcurrent(1).Obj()
 	nsMissing := fmt.Errorf("storing the plan: %w", &spoke.NamespaceMissingError{Namespace: testNamespace, Cluster: "a"})
 	forbidden := errors.New("creating Job fleetjob-system/x: jobs.batch is forbidden")
-	tooLarge := &spoke.PermanentError{Reason: spoke.ReasonPlanTooLarge, Err: errors.New("the plan of cluster a is 2000000 bytes")}
+	tooLarge := &spoke.PermanentError{Reason: fleetv1.ReasonPlanTooLarge, Err: errors.New("the plan of cluster a is 2000000 bytes")}
 	failingFor := func(d time.Duration) fleetv1.ClusterStatus {
 		return fleetv1.ClusterStatus{Phase: fleetv1.ClusterPending, Reachable: true, FailingSince: mt(ago(d))}
 	}
@@ -74,7 +74,7 @@ func TestFailures(t *testing.T) {
 			cj:           base,
 			clusters:     []Cluster{makeCluster("a").Err(nsMissing).Obj()},
 			wantDecision: Decision{RequeueAfter: time.Second},
-			wantRow: rowView{Phase: fleetv1.ClusterPending, Reason: spoke.ReasonWorkNamespaceMissing,
+			wantRow: rowView{Phase: fleetv1.ClusterPending, Reason: fleetv1.ReasonWorkNamespaceMissing,
 				Message: "retrying: " + nsMissing.Error(), FailingSince: tp(now)},
 			wantPhase: fleetv1.PhasePending,
 		},
@@ -82,7 +82,7 @@ func TestFailures(t *testing.T) {
 			cj:           base,
 			clusters:     []Cluster{makeCluster("a").Err(nsMissing).Previous(failingFor(5 * time.Second)).Obj()},
 			wantDecision: Decision{RequeueAfter: 5 * time.Second},
-			wantRow: rowView{Phase: fleetv1.ClusterPending, Reason: spoke.ReasonWorkNamespaceMissing,
+			wantRow: rowView{Phase: fleetv1.ClusterPending, Reason: fleetv1.ReasonWorkNamespaceMissing,
 				Message: "retrying: " + nsMissing.Error(), FailingSince: tp(ago(5 * time.Second))},
 			wantPhase: fleetv1.PhasePending,
 		},
@@ -90,7 +90,7 @@ func TestFailures(t *testing.T) {
 			cj:           base,
 			clusters:     []Cluster{makeCluster("a").Err(forbidden).Previous(startedFailingFor(3 * time.Minute)).Obj()},
 			wantDecision: Decision{RequeueAfter: 30 * time.Second},
-			wantRow: rowView{Phase: fleetv1.ClusterRunning, Reason: spoke.ReasonMemberError,
+			wantRow: rowView{Phase: fleetv1.ClusterRunning, Reason: fleetv1.ReasonMemberError,
 				Message: "retrying: " + forbidden.Error(), FailingSince: tp(ago(3 * time.Minute))},
 			wantPhase: fleetv1.PhaseRunning,
 		},
@@ -98,14 +98,14 @@ func TestFailures(t *testing.T) {
 			cj:           base,
 			clusters:     []Cluster{makeCluster("a").Err(forbidden).Previous(startedFailingFor(errorTimeout - 10*time.Second)).Obj()},
 			wantDecision: Decision{RequeueAfter: 10 * time.Second},
-			wantRow: rowView{Phase: fleetv1.ClusterRunning, Reason: spoke.ReasonMemberError,
+			wantRow: rowView{Phase: fleetv1.ClusterRunning, Reason: fleetv1.ReasonMemberError,
 				Message: "retrying: " + forbidden.Error(), FailingSince: tp(ago(errorTimeout - 10*time.Second))},
 			wantPhase: fleetv1.PhaseRunning,
 		},
 		"failing past the error timeout: the cluster fails with the last error, and the run ends": {
 			cj:       base,
 			clusters: []Cluster{makeCluster("a").Err(nsMissing).Previous(failingFor(errorTimeout)).Obj()},
-			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: spoke.ReasonWorkNamespaceMissing,
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonWorkNamespaceMissing,
 				Message: "failing for longer than 10m0s: " + nsMissing.Error(), FailingSince: tp(ago(errorTimeout))},
 			wantPhase: fleetv1.PhaseFailed,
 		},
@@ -113,14 +113,14 @@ func TestFailures(t *testing.T) {
 			cj:           one,
 			clusters:     []Cluster{makeCluster("a").Err(nsMissing).Previous(failingFor(errorTimeout)).Obj(), makeCluster("b").Obj()},
 			wantDecision: Decision{Plan: []string{"b"}},
-			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: spoke.ReasonWorkNamespaceMissing,
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonWorkNamespaceMissing,
 				Message: "failing for longer than 10m0s: " + nsMissing.Error(), FailingSince: tp(ago(errorTimeout))},
 			wantPhase: fleetv1.PhasePending, // b is planned by the act that follows
 		},
 		"a permanent error fails the cluster at once": {
 			cj:        base,
 			clusters:  []Cluster{makeCluster("a").Err(tooLarge).Obj(), running("b")},
-			wantRow:   rowView{Phase: fleetv1.ClusterFailed, Reason: spoke.ReasonPlanTooLarge, Message: tooLarge.Error(), FailingSince: tp(now)},
+			wantRow:   rowView{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonPlanTooLarge, Message: tooLarge.Error(), FailingSince: tp(now)},
 			wantPhase: fleetv1.PhaseRunning,
 		},
 		"exit: a cluster failed by its error timeout stops the fleet": {
@@ -130,14 +130,14 @@ func TestFailures(t *testing.T) {
 				makeCluster("b").Obj(),
 			},
 			wantDecision: Decision{Stopped: true},
-			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: spoke.ReasonMemberError,
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonMemberError,
 				Message: "failing for longer than 10m0s: " + forbidden.Error(), FailingSince: tp(ago(errorTimeout))},
 			wantPhase: fleetv1.PhaseFailed,
 		},
 		"a started cluster whose plan is gone fails PlanLost and is not planned again": {
 			cj:       base,
 			clusters: []Cluster{makeCluster("a").Previous(startedRow(ago(time.Hour))).PlanLost(2).Obj()},
-			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: ReasonPlanLost,
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonPlanLost,
 				Message: "the run's frozen plan is gone from the cluster (2 of its Jobs are left there); re-planning could run a node twice, so the cluster stops"},
 			wantPhase: fleetv1.PhaseFailed,
 		},
@@ -145,7 +145,7 @@ func TestFailures(t *testing.T) {
 			cj:           exit,
 			clusters:     []Cluster{makeCluster("a").Previous(startedRow(ago(time.Hour))).PlanLost(0).Obj(), makeCluster("b").Obj()},
 			wantDecision: Decision{Stopped: true},
-			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: ReasonPlanLost,
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonPlanLost,
 				Message: "the run's frozen plan is gone from the cluster (0 of its Jobs are left there); re-planning could run a node twice, so the cluster stops"},
 			wantPhase: fleetv1.PhaseFailed,
 		},
@@ -158,7 +158,7 @@ func TestFailures(t *testing.T) {
 				c.ClusterID, c.Previous = "uid-new", &row
 				return c
 			}()},
-			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: ReasonClusterChanged,
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonClusterChanged,
 				Message: "the registration now points at another cluster (kube-system UID uid-new) than the run started in (uid-old); nothing of the run is created there"},
 			wantPhase: fleetv1.PhaseFailed,
 		},
@@ -190,7 +190,7 @@ func TestFailures(t *testing.T) {
 				UnreachableSince: mt(ago(2 * time.Hour)),
 			}).Obj()},
 			graceUntil: now.Add(-time.Second),
-			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: ReasonUnreachableTimeout,
+			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout,
 				Message: "unreachable for longer than 1h0m0s: connecting"},
 			wantPhase: fleetv1.PhaseFailed,
 		},

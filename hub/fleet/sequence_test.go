@@ -131,7 +131,7 @@ func (w *fakeWorld) run(t *testing.T) []string {
 		w.checkStatus(t, step, st)
 		w.status = st
 		line := fmt.Sprintf("%03d decide %s | status %s", step, formatDecision(d), formatStatus(st))
-		if isDone(st.Phase) {
+		if st.Phase.IsFinished() {
 			log = append(log, line)
 			w.checkEnd(t, st)
 			return log
@@ -286,7 +286,7 @@ func (w *fakeWorld) checkStatus(t *testing.T, step int, st fleetv1.ClusterJobSta
 	if r := w.cj.Spec.ClusterRollout; r != nil && st.Summary.Clusters.Running > r.MaxConcurrentClusters {
 		t.Errorf("Step %d: %d clusters Running under maxConcurrentClusters %d", step, st.Summary.Clusters.Running, r.MaxConcurrentClusters)
 	}
-	if isDone(st.Phase) != (st.CompletionTime != nil) {
+	if st.Phase.IsFinished() != (st.CompletionTime != nil) {
 		t.Errorf("Step %d: phase %s with completionTime %v", step, st.Phase, st.CompletionTime)
 	}
 }

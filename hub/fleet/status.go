@@ -30,22 +30,6 @@ import (
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
-// Reasons on cluster rows and conditions.
-const (
-	ReasonWaiting            = "WaitingForTurn"
-	ReasonSuspended          = "Suspended"
-	ReasonStopped            = "Stopped"
-	ReasonNodeFailed         = "NodeFailed"
-	ReasonUnreachableTimeout = "UnreachableTimeout"
-	ReasonRunning            = "Running"
-	ReasonCompleted          = "Completed"
-	ReasonFailed             = "Failed"
-	ReasonNoClusters         = "NoClusters"
-	ReasonPlanLost           = "PlanLost"
-	ReasonClusterChanged     = "ClusterChanged"
-	ReasonPending            = "Pending"
-)
-
 // Status returns the ClusterJob status for what was observed, given the last
 // written one. Terminal rows and times are kept from prev: a finished
 // cluster does not become unfinished because it went away.
@@ -65,7 +49,7 @@ func Status(in Input, d Decision, prev *fleetv1.ClusterJobStatus, generation int
 	if st.StartTime == nil && st.Phase != fleetv1.PhasePending {
 		st.StartTime = earliestStart(st.Clusters, now)
 	}
-	if st.CompletionTime == nil && isDone(st.Phase) {
+	if st.CompletionTime == nil && st.Phase.IsFinished() {
 		st.CompletionTime = &now
 	}
 	setConditions(&st, in, d)
@@ -97,7 +81,7 @@ func clusterRow(in Input, d Decision, c Cluster) fleetv1.ClusterStatus {
 	if row.StartTime == nil && started(c) {
 		row.StartTime = &now
 	}
-	if row.CompletionTime == nil && isTerminal(row.Phase) {
+	if row.CompletionTime == nil && row.Phase.IsFinished() {
 		row.CompletionTime = &now
 	}
 	return row
@@ -110,37 +94,37 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 		return phase, c.Reason, text.Truncate(c.Message, fleetv1.MaxClusterMessageLength)
 	}
 	switch {
-	case c.Previous != nil && isTerminal(c.Previous.Phase):
+	case c.Previous != nil && c.Previous.Phase.IsFinished():
 		return c.Previous.Phase, c.Previous.Reason, c.Previous.Message
 	case failing(in, c):
 		f, _ := failure(in, c)
 		return fleetv1.ClusterFailed, f.reason, text.Truncate(f.message, fleetv1.MaxClusterMessageLength)
 	case c.Engaged && c.State.Finished():
 		if row.Nodes.Failed > 0 {
-			return fleetv1.ClusterFailed, ReasonNodeFailed, failedMessage(row)
+			return fleetv1.ClusterFailed, fleetv1.ReasonNodeFailed, failedMessage(row)
 		}
-		return fleetv1.ClusterCompleted, ReasonCompleted, fmt.Sprintf("%d of %d nodes succeeded", row.Nodes.Succeeded, row.Nodes.Total)
+		return fleetv1.ClusterCompleted, fleetv1.ReasonCompleted, fmt.Sprintf("%d of %d nodes succeeded", row.Nodes.Succeeded, row.Nodes.Total)
 	case d.Stopped && finished(in, c):
 		if row.Nodes.Failed > 0 {
-			return fleetv1.ClusterFailed, ReasonNodeFailed, failedMessage(row)
+			return fleetv1.ClusterFailed, fleetv1.ReasonNodeFailed, failedMessage(row)
 		}
 		if started(c) {
-			return fleetv1.ClusterFailed, ReasonStopped, "failureStrategy exit stopped the run: " + stopCause(in)
+			return fleetv1.ClusterFailed, fleetv1.ReasonStopped, "failureStrategy exit stopped the run: " + stopCause(in)
 		}
-		return fleetv1.ClusterPending, ReasonStopped, "failureStrategy exit stopped the run before this cluster started: " + stopCause(in)
+		return fleetv1.ClusterPending, fleetv1.ReasonStopped, "failureStrategy exit stopped the run before this cluster started: " + stopCause(in)
 	case !c.Engaged || !c.Reachable:
 		return unreachable(pendingOrRunning(c))
 	case c.Error != nil:
 		reason, _ := spoke.ErrorReason(c.Error)
 		return pendingOrRunning(c), reason, text.Truncate("retrying: "+c.Error.Error(), fleetv1.MaxClusterMessageLength)
 	case !started(c) && ptr.Deref(in.Spec.Suspend, false):
-		return fleetv1.ClusterPending, ReasonSuspended, "spec.suspend is true"
+		return fleetv1.ClusterPending, fleetv1.ReasonSuspended, "spec.suspend is true"
 	case !started(c) && !slices.Contains(d.Plan, c.Name):
-		return fleetv1.ClusterPending, ReasonWaiting, "waiting for a slot under clusterRollout.maxConcurrentClusters"
+		return fleetv1.ClusterPending, fleetv1.ReasonWaitingForTurn, "waiting for a slot under clusterRollout.maxConcurrentClusters"
 	case !started(c):
-		return fleetv1.ClusterPending, ReasonPending, "starting"
+		return fleetv1.ClusterPending, fleetv1.ReasonPending, "starting"
 	}
-	return fleetv1.ClusterRunning, ReasonRunning, ""
+	return fleetv1.ClusterRunning, fleetv1.ReasonRunning, ""
 }
 
 func failing(in Input, c Cluster) bool {
@@ -271,8 +255,8 @@ func phase(in Input, st fleetv1.ClusterJobStatus) fleetv1.Phase {
 	done, anyStarted, failed := true, false, false
 	for i, r := range st.Clusters {
 		c := in.Clusters[i]
-		stoppedIdle := r.Reason == ReasonStopped
-		done = done && (isTerminal(r.Phase) || stoppedIdle)
+		stoppedIdle := r.Reason == fleetv1.ReasonStopped
+		done = done && (r.Phase.IsFinished() || stoppedIdle)
 		anyStarted = anyStarted || started(c)
 		failed = failed || r.Phase == fleetv1.ClusterFailed
 	}
@@ -286,8 +270,6 @@ func phase(in Input, st fleetv1.ClusterJobStatus) fleetv1.Phase {
 	}
 	return fleetv1.PhasePending
 }
-
-func isDone(p fleetv1.Phase) bool { return p == fleetv1.PhaseCompleted || p == fleetv1.PhaseFailed }
 
 func earliestStart(rows []fleetv1.ClusterStatus, now metav1.Time) *metav1.Time {
 	var first *metav1.Time
@@ -317,24 +299,24 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 			progress = "waiting for a registered cluster to match spec.clusterSelector"
 		}
 	}
-	suspended := ptr.Deref(in.Spec.Suspend, false) && !isDone(st.Phase)
+	suspended := ptr.Deref(in.Spec.Suspend, false) && !st.Phase.IsFinished()
 	switch st.Phase {
 	case fleetv1.PhaseCompleted:
-		set(fleetv1.ConditionProgressing, metav1.ConditionFalse, ReasonCompleted, progress)
-		set(fleetv1.ConditionComplete, metav1.ConditionTrue, ReasonCompleted, progress)
-		set(fleetv1.ConditionFailed, metav1.ConditionFalse, ReasonCompleted, progress)
+		set(fleetv1.ConditionProgressing, metav1.ConditionFalse, fleetv1.ReasonCompleted, progress)
+		set(fleetv1.ConditionComplete, metav1.ConditionTrue, fleetv1.ReasonCompleted, progress)
+		set(fleetv1.ConditionFailed, metav1.ConditionFalse, fleetv1.ReasonCompleted, progress)
 	case fleetv1.PhaseFailed:
 		reason := failedReason(st, d)
-		set(fleetv1.ConditionProgressing, metav1.ConditionFalse, ReasonFailed, progress)
-		set(fleetv1.ConditionComplete, metav1.ConditionFalse, ReasonFailed, progress)
+		set(fleetv1.ConditionProgressing, metav1.ConditionFalse, fleetv1.ReasonFailed, progress)
+		set(fleetv1.ConditionComplete, metav1.ConditionFalse, fleetv1.ReasonFailed, progress)
 		set(fleetv1.ConditionFailed, metav1.ConditionTrue, reason, progress)
 	default:
-		reason := ReasonRunning
+		reason := fleetv1.ReasonRunning
 		if st.Phase == fleetv1.PhasePending {
-			reason = ReasonPending
+			reason = fleetv1.ReasonPending
 		}
 		if suspended {
-			reason = ReasonSuspended
+			reason = fleetv1.ReasonSuspended
 		}
 		set(fleetv1.ConditionProgressing, metav1.ConditionTrue, reason, progress)
 		set(fleetv1.ConditionComplete, metav1.ConditionFalse, reason, progress)
@@ -344,7 +326,7 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 		set(fleetv1.ConditionClustersLeftOut, metav1.ConditionTrue, fleetv1.ConditionClustersLeftOut, LeftOutMessage(in.LeftOut))
 	}
 	if suspended {
-		set(fleetv1.ConditionSuspended, metav1.ConditionTrue, ReasonSuspended, "spec.suspend is true: no new group starts")
+		set(fleetv1.ConditionSuspended, metav1.ConditionTrue, fleetv1.ReasonSuspended, "spec.suspend is true: no new group starts")
 	} else {
 		set(fleetv1.ConditionSuspended, metav1.ConditionFalse, "NotSuspended", "")
 	}
@@ -355,18 +337,18 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 func failedReason(st *fleetv1.ClusterJobStatus, d Decision) string {
 	switch {
 	case len(st.Clusters) == 0:
-		return ReasonNoClusters
+		return fleetv1.ReasonNoClusters
 	case d.Stopped && st.Summary.Nodes.Failed > 0:
-		return ReasonStopped
+		return fleetv1.ReasonStopped
 	case st.Summary.Nodes.Failed > 0:
-		return ReasonNodeFailed
+		return fleetv1.ReasonNodeFailed
 	}
 	for _, r := range st.Clusters {
 		if r.Phase == fleetv1.ClusterFailed {
 			return r.Reason
 		}
 	}
-	return ReasonFailed
+	return fleetv1.ReasonFailed
 }
 
 // LeftOutMessage says which clusters a run left out, naming a few.

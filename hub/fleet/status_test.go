@@ -28,7 +28,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/spoke"
 )
 
 // Condition summaries, "status reason", as conditionSummary writes them.
@@ -57,8 +56,8 @@ func wantConditions(progressing bool, complete, failed string, suspended bool) m
 		out[fleetv1.ConditionComplete] = "False " + complete
 		out[fleetv1.ConditionFailed] = "False " + complete
 	case failed != "":
-		out[fleetv1.ConditionProgressing] = "False " + ReasonFailed
-		out[fleetv1.ConditionComplete] = "False " + ReasonFailed
+		out[fleetv1.ConditionProgressing] = "False " + fleetv1.ReasonFailed
+		out[fleetv1.ConditionComplete] = "False " + fleetv1.ReasonFailed
 		out[fleetv1.ConditionFailed] = "True " + failed
 	default:
 		out[fleetv1.ConditionProgressing] = "False " + complete
@@ -67,7 +66,7 @@ func wantConditions(progressing bool, complete, failed string, suspended bool) m
 	}
 	out[fleetv1.ConditionSuspended] = "False NotSuspended"
 	if suspended {
-		out[fleetv1.ConditionSuspended] = "True " + ReasonSuspended
+		out[fleetv1.ConditionSuspended] = "True " + fleetv1.ReasonSuspended
 	}
 	return out
 }
@@ -97,14 +96,14 @@ func TestStatus(t *testing.T) {
 	started := func(start time.Duration) fleetv1.ClusterStatus { return startedRow(ago(start)) }
 	// progress is a previous row with progress: group 1 of 2 running.
 	progress := fleetv1.ClusterStatus{
-		Phase: fleetv1.ClusterRunning, Reachable: true, Reason: ReasonRunning,
+		Phase: fleetv1.ClusterRunning, Reachable: true, Reason: fleetv1.ReasonRunning,
 		Groups: fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
 		Nodes:     fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 3},
 		StartTime: mt(ago(30 * time.Minute)),
 	}
 	// completedRow is a previous row of a cluster that finished.
 	completedRow := fleetv1.ClusterStatus{
-		Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: ReasonCompleted, Message: "6 of 6 nodes succeeded",
+		Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: fleetv1.ReasonCompleted, Message: "6 of 6 nodes succeeded",
 		Groups: fleetv1.GroupCounts{Total: 2, Completed: 2}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
 		Nodes:     fleetv1.NodeCounts{Total: 6, Succeeded: 6},
 		StartTime: mt(ago(30 * time.Minute)), CompletionTime: mt(ago(5 * time.Minute)),
@@ -144,7 +143,7 @@ func TestStatus(t *testing.T) {
 			cj:             base,
 			createdAgo:     30 * time.Second,
 			wantPhase:      fleetv1.PhasePending,
-			wantConditions: wantConditions(true, ReasonPending, "", false),
+			wantConditions: wantConditions(true, fleetv1.ReasonPending, "", false),
 			wantMessages: map[string]string{
 				fleetv1.ConditionProgressing: "waiting for a registered cluster to match spec.clusterSelector",
 			},
@@ -153,7 +152,7 @@ func TestStatus(t *testing.T) {
 		"no cluster matched past the grace: failed NoClusters": {
 			cj:             base,
 			wantPhase:      fleetv1.PhaseFailed,
-			wantConditions: wantConditions(false, "", ReasonNoClusters, false),
+			wantConditions: wantConditions(false, "", fleetv1.ReasonNoClusters, false),
 			wantMessages: map[string]string{
 				fleetv1.ConditionFailed: "no registered cluster matched spec.clusterSelector within 1m0s of creation",
 			},
@@ -180,13 +179,13 @@ func TestStatus(t *testing.T) {
 			},
 			wantRows: []fleetv1.ClusterStatus{
 				{
-					Name: "a", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: ReasonCompleted, Message: "6 of 6 nodes succeeded",
+					Name: "a", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: fleetv1.ReasonCompleted, Message: "6 of 6 nodes succeeded",
 					Groups: fleetv1.GroupCounts{Total: 2, Completed: 2}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
 					Nodes:     fleetv1.NodeCounts{Total: 6, Succeeded: 6},
 					StartTime: mt(ago(30 * time.Minute)), CompletionTime: mt(now),
 				},
 				{
-					Name: "b", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: ReasonCompleted, Message: "3 of 3 nodes succeeded",
+					Name: "b", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: fleetv1.ReasonCompleted, Message: "3 of 3 nodes succeeded",
 					Groups: fleetv1.GroupCounts{Total: 1, Completed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 					Nodes:     fleetv1.NodeCounts{Total: 3, Succeeded: 3},
 					StartTime: mt(ago(20 * time.Minute)), CompletionTime: mt(now),
@@ -200,9 +199,9 @@ func TestStatus(t *testing.T) {
 			clusters:       []Cluster{sevenFailed.Cluster().Previous(started(30 * time.Minute)).Obj()},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseFailed,
-			wantConditions: wantConditions(false, "", ReasonNodeFailed, false),
+			wantConditions: wantConditions(false, "", fleetv1.ReasonNodeFailed, false),
 			wantRows: []fleetv1.ClusterStatus{{
-				Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonNodeFailed,
+				Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: fleetv1.ReasonNodeFailed,
 				Message: "7 of 9 nodes failed: a-n01, a-n02, a-n03",
 				Groups:  fleetv1.GroupCounts{Total: 3, Completed: 3, Failed: 3}, CurrentGroup: ptr.To[int32](2), CurrentGroupName: "batch-3",
 				Nodes: fleetv1.NodeCounts{Total: 9, Succeeded: 2, Failed: 7},
@@ -230,13 +229,13 @@ func TestStatus(t *testing.T) {
 			wantConditions: wantConditions(true, runningConditions, "", false),
 			wantRows: []fleetv1.ClusterStatus{
 				{
-					Name: "a", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: ReasonRunning,
+					Name: "a", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: fleetv1.ReasonRunning,
 					Groups: fleetv1.GroupCounts{Total: 2, Completed: 1, Failed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
 					Nodes:       fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 2, Failed: 1},
 					FailedNodes: []fleetv1.NodeFailure{failure(aFailed, "a-n01")},
 					StartTime:   mt(ago(30 * time.Minute)),
 				},
-				{Name: "b", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonPending, Message: "starting"},
+				{Name: "b", Phase: fleetv1.ClusterPending, Reachable: true, Reason: fleetv1.ReasonPending, Message: "starting"},
 			},
 			wantStartTime: mt(ago(30 * time.Minute)),
 		},
@@ -251,7 +250,7 @@ func TestStatus(t *testing.T) {
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseFailed,
-			wantConditions: wantConditions(false, "", ReasonNodeFailed, false),
+			wantConditions: wantConditions(false, "", fleetv1.ReasonNodeFailed, false),
 			wantMessages: map[string]string{
 				fleetv1.ConditionFailed: "2/2 clusters finished, 8/9 nodes succeeded, 1 failed",
 			},
@@ -262,14 +261,14 @@ func TestStatus(t *testing.T) {
 			},
 			wantRows: []fleetv1.ClusterStatus{
 				{
-					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
+					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: fleetv1.ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
 					Groups: fleetv1.GroupCounts{Total: 2, Completed: 2, Failed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
 					Nodes:       fleetv1.NodeCounts{Total: 6, Succeeded: 5, Failed: 1},
 					FailedNodes: []fleetv1.NodeFailure{failure(aFailed, "a-n01")},
 					StartTime:   mt(ago(30 * time.Minute)), CompletionTime: mt(now),
 				},
 				{
-					Name: "b", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: ReasonCompleted, Message: "3 of 3 nodes succeeded",
+					Name: "b", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: fleetv1.ReasonCompleted, Message: "3 of 3 nodes succeeded",
 					Groups: fleetv1.GroupCounts{Total: 1, Completed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 					Nodes:     fleetv1.NodeCounts{Total: 3, Succeeded: 3},
 					StartTime: mt(ago(20 * time.Minute)), CompletionTime: mt(now),
@@ -293,20 +292,20 @@ func TestStatus(t *testing.T) {
 			wantConditions: wantConditions(true, runningConditions, "", false),
 			wantRows: []fleetv1.ClusterStatus{
 				{
-					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
+					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: fleetv1.ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
 					Groups: fleetv1.GroupCounts{Total: 2, Completed: 1, Failed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 					Nodes:       fleetv1.NodeCounts{Total: 6, Pending: 3, Succeeded: 2, Failed: 1},
 					FailedNodes: []fleetv1.NodeFailure{failure(aFailed, "a-n01")},
 					StartTime:   mt(ago(30 * time.Minute)), CompletionTime: mt(now),
 				},
 				{
-					Name: "b", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: ReasonRunning,
+					Name: "b", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: fleetv1.ReasonRunning,
 					Groups: fleetv1.GroupCounts{Total: 2}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 					Nodes:     fleetv1.NodeCounts{Total: 6, Pending: 3, Running: 3},
 					StartTime: mt(ago(30 * time.Minute)),
 				},
 				{
-					Name: "c", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonStopped,
+					Name: "c", Phase: fleetv1.ClusterPending, Reachable: true, Reason: fleetv1.ReasonStopped,
 					Message: "failureStrategy exit stopped the run before this cluster started: a node failed in cluster a",
 				},
 			},
@@ -324,7 +323,7 @@ func TestStatus(t *testing.T) {
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseFailed,
-			wantConditions: wantConditions(false, "", ReasonStopped, false),
+			wantConditions: wantConditions(false, "", fleetv1.ReasonStopped, false),
 			wantSummary: &fleetv1.Summary{
 				Clusters:        fleetv1.ClusterCounts{Total: 3, Failed: 2},
 				Nodes:           fleetv1.NodeCounts{Total: 12, Pending: 6, Succeeded: 5, Failed: 1},
@@ -332,21 +331,21 @@ func TestStatus(t *testing.T) {
 			},
 			wantRows: []fleetv1.ClusterStatus{
 				{
-					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
+					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: fleetv1.ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
 					Groups: fleetv1.GroupCounts{Total: 2, Completed: 1, Failed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 					Nodes:       fleetv1.NodeCounts{Total: 6, Pending: 3, Succeeded: 2, Failed: 1},
 					FailedNodes: []fleetv1.NodeFailure{failure(aFailed, "a-n01")},
 					StartTime:   mt(ago(30 * time.Minute)), CompletionTime: mt(now),
 				},
 				{
-					Name: "b", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonStopped,
+					Name: "b", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: fleetv1.ReasonStopped,
 					Message: "failureStrategy exit stopped the run: a node failed in cluster a",
 					Groups:  fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 					Nodes:     fleetv1.NodeCounts{Total: 6, Pending: 3, Succeeded: 3},
 					StartTime: mt(ago(30 * time.Minute)), CompletionTime: mt(now),
 				},
 				{
-					Name: "c", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonStopped,
+					Name: "c", Phase: fleetv1.ClusterPending, Reachable: true, Reason: fleetv1.ReasonStopped,
 					Message: "failureStrategy exit stopped the run before this cluster started: a node failed in cluster a",
 				},
 			},
@@ -384,10 +383,10 @@ func TestStatus(t *testing.T) {
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseFailed,
-			wantConditions: wantConditions(false, "", ReasonUnreachableTimeout, false),
+			wantConditions: wantConditions(false, "", fleetv1.ReasonUnreachableTimeout, false),
 			wantRows: []fleetv1.ClusterStatus{
 				{
-					Name: "a", Phase: fleetv1.ClusterFailed, Reason: ReasonUnreachableTimeout,
+					Name: "a", Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout,
 					Message:          "unreachable for longer than 1h0m0s: " + unreachableMessage,
 					UnreachableSince: mt(ago(2 * time.Hour)),
 					Groups:           fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
@@ -395,7 +394,7 @@ func TestStatus(t *testing.T) {
 					StartTime: mt(ago(30 * time.Minute)), CompletionTime: mt(now),
 				},
 				{
-					Name: "b", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: ReasonCompleted, Message: "3 of 3 nodes succeeded",
+					Name: "b", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: fleetv1.ReasonCompleted, Message: "3 of 3 nodes succeeded",
 					Groups: fleetv1.GroupCounts{Total: 1, Completed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 					Nodes:     fleetv1.NodeCounts{Total: 3, Succeeded: 3},
 					StartTime: mt(ago(20 * time.Minute)), CompletionTime: mt(now),
@@ -436,9 +435,9 @@ func TestStatus(t *testing.T) {
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseFailed,
-			wantConditions: wantConditions(false, "", ReasonUnreachableTimeout, false),
+			wantConditions: wantConditions(false, "", fleetv1.ReasonUnreachableTimeout, false),
 			wantRows: []fleetv1.ClusterStatus{{
-				Name: "a", Phase: fleetv1.ClusterFailed, Reason: ReasonUnreachableTimeout,
+				Name: "a", Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout,
 				Message:          "unreachable for longer than 1h0m0s: " + unreachableMessage,
 				UnreachableSince: mt(ago(2 * time.Hour)),
 				Groups:           fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
@@ -468,15 +467,15 @@ func TestStatus(t *testing.T) {
 			cj: base,
 			clusters: []Cluster{
 				run("a", 6).Cluster().Previous(fleetv1.ClusterStatus{
-					Phase: fleetv1.ClusterFailed, Reason: ReasonUnreachableTimeout, Message: "unreachable for longer than 1h0m0s",
+					Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout, Message: "unreachable for longer than 1h0m0s",
 					StartTime: mt(ago(3 * time.Hour)), CompletionTime: mt(ago(time.Hour)),
 				}).Obj(),
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(3 * time.Hour))},
 			wantPhase:      fleetv1.PhaseFailed,
-			wantConditions: wantConditions(false, "", ReasonUnreachableTimeout, false),
+			wantConditions: wantConditions(false, "", fleetv1.ReasonUnreachableTimeout, false),
 			wantRows: []fleetv1.ClusterStatus{{
-				Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonUnreachableTimeout, Message: "unreachable for longer than 1h0m0s",
+				Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: fleetv1.ReasonUnreachableTimeout, Message: "unreachable for longer than 1h0m0s",
 				Groups: fleetv1.GroupCounts{Total: 2}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 				Nodes:     fleetv1.NodeCounts{Total: 6, Pending: 6},
 				StartTime: mt(ago(3 * time.Hour)), CompletionTime: mt(ago(time.Hour)),
@@ -505,13 +504,13 @@ func TestStatus(t *testing.T) {
 			},
 			wantRows: []fleetv1.ClusterStatus{
 				{
-					Name: "a", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: ReasonRunning,
+					Name: "a", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: fleetv1.ReasonRunning,
 					Groups: fleetv1.GroupCounts{Total: 2}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 					Nodes:     fleetv1.NodeCounts{Total: 6, Pending: 3, Running: 3},
 					StartTime: mt(ago(10 * time.Minute)),
 				},
-				{Name: "b", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonWaiting, Message: "waiting for a slot under clusterRollout.maxConcurrentClusters"},
-				{Name: "c", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonWaiting, Message: "waiting for a slot under clusterRollout.maxConcurrentClusters"},
+				{Name: "b", Phase: fleetv1.ClusterPending, Reachable: true, Reason: fleetv1.ReasonWaitingForTurn, Message: "waiting for a slot under clusterRollout.maxConcurrentClusters"},
+				{Name: "c", Phase: fleetv1.ClusterPending, Reachable: true, Reason: fleetv1.ReasonWaitingForTurn, Message: "waiting for a slot under clusterRollout.maxConcurrentClusters"},
 			},
 			wantStartTime: mt(ago(10 * time.Minute)),
 		},
@@ -526,15 +525,15 @@ func TestStatus(t *testing.T) {
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(10 * time.Minute))},
 			wantPhase:      fleetv1.PhaseRunning,
-			wantConditions: wantConditions(true, ReasonSuspended, "", true),
+			wantConditions: wantConditions(true, fleetv1.ReasonSuspended, "", true),
 			wantRows: []fleetv1.ClusterStatus{
 				{
-					Name: "a", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: ReasonRunning,
+					Name: "a", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: fleetv1.ReasonRunning,
 					Groups: fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 					Nodes:     fleetv1.NodeCounts{Total: 6, Pending: 3, Succeeded: 3},
 					StartTime: mt(ago(10 * time.Minute)),
 				},
-				{Name: "b", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonSuspended, Message: "spec.suspend is true"},
+				{Name: "b", Phase: fleetv1.ClusterPending, Reachable: true, Reason: fleetv1.ReasonSuspended, Message: "spec.suspend is true"},
 			},
 			wantStartTime: mt(ago(10 * time.Minute)),
 		},
@@ -542,18 +541,18 @@ func TestStatus(t *testing.T) {
 			cj:             suspended,
 			clusters:       []Cluster{makeCluster("a").Obj()},
 			wantPhase:      fleetv1.PhasePending,
-			wantConditions: wantConditions(true, ReasonSuspended, "", true),
+			wantConditions: wantConditions(true, fleetv1.ReasonSuspended, "", true),
 			wantRows: []fleetv1.ClusterStatus{
-				{Name: "a", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonSuspended, Message: "spec.suspend is true"},
+				{Name: "a", Phase: fleetv1.ClusterPending, Reachable: true, Reason: fleetv1.ReasonSuspended, Message: "spec.suspend is true"},
 			},
 		},
 		"not started, being planned: Pending": {
 			cj:             base,
 			clusters:       []Cluster{makeCluster("a").Obj()},
 			wantPhase:      fleetv1.PhasePending,
-			wantConditions: wantConditions(true, ReasonPending, "", false),
+			wantConditions: wantConditions(true, fleetv1.ReasonPending, "", false),
 			wantRows: []fleetv1.ClusterStatus{
-				{Name: "a", Phase: fleetv1.ClusterPending, Reachable: true, Reason: ReasonPending, Message: "starting"},
+				{Name: "a", Phase: fleetv1.ClusterPending, Reachable: true, Reason: fleetv1.ReasonPending, Message: "starting"},
 			},
 		},
 		"skipped nodes of the plan are counted": {
@@ -570,7 +569,7 @@ func TestStatus(t *testing.T) {
 				ClusterProgress: "0/1", NodeProgress: "3/6",
 			},
 			wantRows: []fleetv1.ClusterStatus{{
-				Name: "a", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: ReasonRunning,
+				Name: "a", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: fleetv1.ReasonRunning,
 				Groups: fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 				Nodes:     fleetv1.NodeCounts{Total: 6, Pending: 1, Succeeded: 3, Skipped: 2},
 				StartTime: mt(now),
@@ -587,7 +586,7 @@ func TestStatus(t *testing.T) {
 			wantPhase:      fleetv1.PhaseCompleted,
 			wantConditions: wantConditions(false, completedConditions, "", false),
 			wantRows: []fleetv1.ClusterStatus{{
-				Name: "a", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: ReasonCompleted, Message: "3 of 6 nodes succeeded",
+				Name: "a", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: fleetv1.ReasonCompleted, Message: "3 of 6 nodes succeeded",
 				Groups: fleetv1.GroupCounts{Total: 2, Completed: 2}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
 				Nodes:     fleetv1.NodeCounts{Total: 6, Succeeded: 3, Skipped: 3},
 				StartTime: mt(ago(10 * time.Minute)), CompletionTime: mt(now),
@@ -646,14 +645,14 @@ func TestStatus(t *testing.T) {
 			wantConditions: wantConditions(true, runningConditions, "", false),
 			wantRows: []fleetv1.ClusterStatus{
 				{
-					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
+					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: fleetv1.ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
 					Groups: fleetv1.GroupCounts{Total: 2, Completed: 1, Failed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 					Nodes:       fleetv1.NodeCounts{Total: 6, Pending: 3, Succeeded: 2, Failed: 1},
 					FailedNodes: []fleetv1.NodeFailure{failure(aFailed, "a-n01")},
 					StartTime:   mt(ago(30 * time.Minute)), CompletionTime: mt(now),
 				},
 				{
-					Name: "b", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: spoke.ReasonMemberError,
+					Name: "b", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: fleetv1.ReasonMemberError,
 					Message:      "retrying: listing the Jobs of the run: context deadline exceeded",
 					FailingSince: mt(now),
 					Groups:       fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
@@ -671,17 +670,17 @@ func TestStatus(t *testing.T) {
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseFailed,
-			wantConditions: wantConditions(false, "", ReasonStopped, false),
+			wantConditions: wantConditions(false, "", fleetv1.ReasonStopped, false),
 			wantRows: []fleetv1.ClusterStatus{
 				{
-					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
+					Name: "a", Phase: fleetv1.ClusterFailed, Reachable: true, Reason: fleetv1.ReasonNodeFailed, Message: "1 of 6 nodes failed: a-n01",
 					Groups: fleetv1.GroupCounts{Total: 2, Completed: 1, Failed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
 					Nodes:       fleetv1.NodeCounts{Total: 6, Pending: 3, Succeeded: 2, Failed: 1},
 					FailedNodes: []fleetv1.NodeFailure{failure(aFailed, "a-n01")},
 					StartTime:   mt(ago(30 * time.Minute)), CompletionTime: mt(now),
 				},
 				{
-					Name: "b", Phase: fleetv1.ClusterPending, Reason: ReasonStopped,
+					Name: "b", Phase: fleetv1.ClusterPending, Reason: fleetv1.ReasonStopped,
 					Message:          "failureStrategy exit stopped the run before this cluster started: a node failed in cluster a",
 					UnreachableSince: mt(ago(10 * time.Minute)),
 				},
@@ -787,9 +786,9 @@ func TestStatusConditionTimes(t *testing.T) {
 	prevRunning := fleetv1.ClusterJobStatus{
 		Phase: fleetv1.PhaseRunning, StartTime: &earlier,
 		Conditions: []metav1.Condition{
-			{Type: fleetv1.ConditionProgressing, Status: metav1.ConditionTrue, Reason: ReasonRunning, LastTransitionTime: earlier},
-			{Type: fleetv1.ConditionComplete, Status: metav1.ConditionFalse, Reason: ReasonRunning, LastTransitionTime: earlier},
-			{Type: fleetv1.ConditionFailed, Status: metav1.ConditionFalse, Reason: ReasonRunning, LastTransitionTime: earlier},
+			{Type: fleetv1.ConditionProgressing, Status: metav1.ConditionTrue, Reason: fleetv1.ReasonRunning, LastTransitionTime: earlier},
+			{Type: fleetv1.ConditionComplete, Status: metav1.ConditionFalse, Reason: fleetv1.ReasonRunning, LastTransitionTime: earlier},
+			{Type: fleetv1.ConditionFailed, Status: metav1.ConditionFalse, Reason: fleetv1.ReasonRunning, LastTransitionTime: earlier},
 			{Type: fleetv1.ConditionSuspended, Status: metav1.ConditionFalse, Reason: "NotSuspended", LastTransitionTime: earlier},
 		},
 	}

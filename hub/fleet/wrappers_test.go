@@ -316,5 +316,5 @@ func input(cj *fleetv1.ClusterJob, clusters ...Cluster) Input {
 
 // startedRow is a previous row of a cluster that started at start and runs.
 func startedRow(start time.Time) fleetv1.ClusterStatus {
-	return fleetv1.ClusterStatus{Phase: fleetv1.ClusterRunning, Reachable: true, Reason: ReasonRunning, StartTime: mt(start)}
+	return fleetv1.ClusterStatus{Phase: fleetv1.ClusterRunning, Reachable: true, Reason: fleetv1.ReasonRunning, StartTime: mt(start)}
 }

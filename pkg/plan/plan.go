@@ -44,15 +44,6 @@ import (
 // '<' cannot occur in a label value, so no real value can merge into it.
 const NullGroupName = "<none>"
 
-// Reasons a selected node is left out of the plan.
-const (
-	ReasonUnschedulable    = "Unschedulable"
-	ReasonNotReady         = "NotReady"
-	ReasonUntoleratedTaint = "UntoleratedTaint"
-	ReasonAffinityMismatch = "NodeAffinityMismatch"
-	ReasonNoGroupLabel     = "NoGroupLabel"
-)
-
 // MaxSkippedNames is how many of the nodes left out a plan names. A
 // 5,000-node cluster where the selector matches everything and most nodes
 // are cordoned must still plan in one ConfigMap: past the first names, the
@@ -183,20 +174,20 @@ func Ineligible(node *corev1.Node, spec *fleetv1.ClusterJobSpec) (reason, messag
 // scheduler would make that do not depend on the node's load.
 func ineligible(node *corev1.Node, tolerations []corev1.Toleration, affinity nodeaffinity.RequiredNodeAffinity) (string, string) {
 	if node.Spec.Unschedulable {
-		return ReasonUnschedulable, "node is cordoned"
+		return fleetv1.NodeReasonUnschedulable, "node is cordoned"
 	}
 	if !isReady(node) {
-		return ReasonNotReady, "node is not Ready"
+		return fleetv1.NodeReasonNotReady, "node is not Ready"
 	}
 	taint, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, tolerations,
 		func(t *corev1.Taint) bool {
 			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
 		}, true)
 	if untolerated {
-		return ReasonUntoleratedTaint, fmt.Sprintf("taint %s is not tolerated by the Job template", taint.ToString())
+		return fleetv1.NodeReasonUntoleratedTaint, fmt.Sprintf("taint %s is not tolerated by the Job template", taint.ToString())
 	}
 	if ok, err := affinity.Match(node); err != nil || !ok {
-		return ReasonAffinityMismatch, "node does not match the Job template's node selector or required affinity"
+		return fleetv1.NodeReasonAffinityMismatch, "node does not match the Job template's node selector or required affinity"
 	}
 	return "", ""
 }
@@ -253,7 +244,7 @@ func groupByLabel(nodes []*corev1.Node, s fleetv1.PerNodeGroupStrategy) ([]Group
 	}
 	skipped := make([]SkippedNode, 0, len(unlabelled))
 	for _, n := range unlabelled {
-		skipped = append(skipped, SkippedNode{Node: n, Reason: ReasonNoGroupLabel,
+		skipped = append(skipped, SkippedNode{Node: n, Reason: fleetv1.NodeReasonNoGroupLabel,
 			Message: fmt.Sprintf("node has no %s label and ignoreNull is set", s.GroupLabel)})
 	}
 	return groups, skipped

@@ -172,14 +172,14 @@ func TestCompute(t *testing.T) {
 					{Name: "a", Nodes: []string{"n2"}},
 					{Name: "b", Nodes: []string{"n1", "n4"}},
 				},
-				Skipped: []SkippedNode{{Node: "n3", Reason: ReasonNoGroupLabel, Message: "node has no zone label and ignoreNull is set"}},
+				Skipped: []SkippedNode{{Node: "n3", Reason: fleetv1.NodeReasonNoGroupLabel, Message: "node has no zone label and ignoreNull is set"}},
 			},
 		},
 		"perNodeGroup, every node unlabelled and ignoreNull": {
 			nodes: nodes("n1"),
 			spec:  spec(perZone(true)),
 			wantPlan: Plan{
-				Skipped: []SkippedNode{{Node: "n1", Reason: ReasonNoGroupLabel, Message: "node has no zone label and ignoreNull is set"}},
+				Skipped: []SkippedNode{{Node: "n1", Reason: fleetv1.NodeReasonNoGroupLabel, Message: "node has no zone label and ignoreNull is set"}},
 			},
 		},
 		"nodeSelector leaves other nodes out entirely": {
@@ -200,10 +200,10 @@ func TestCompute(t *testing.T) {
 			},
 			spec: spec(all),
 			wantPlan: Plan{Skipped: []SkippedNode{
-				{Node: "n1", Reason: ReasonUnschedulable, Message: "node is cordoned"},
-				{Node: "n2", Reason: ReasonNotReady, Message: "node is not Ready"},
-				{Node: "n3", Reason: ReasonUntoleratedTaint, Message: "taint gpu=x:NoSchedule is not tolerated by the Job template"},
-				{Node: "n4", Reason: ReasonUntoleratedTaint, Message: "taint dedicated=x:NoExecute is not tolerated by the Job template"},
+				{Node: "n1", Reason: fleetv1.NodeReasonUnschedulable, Message: "node is cordoned"},
+				{Node: "n2", Reason: fleetv1.NodeReasonNotReady, Message: "node is not Ready"},
+				{Node: "n3", Reason: fleetv1.NodeReasonUntoleratedTaint, Message: "taint gpu=x:NoSchedule is not tolerated by the Job template"},
+				{Node: "n4", Reason: fleetv1.NodeReasonUntoleratedTaint, Message: "taint dedicated=x:NoExecute is not tolerated by the Job template"},
 			}},
 		},
 		"PreferNoSchedule taints and tolerated taints do not skip": {
@@ -227,7 +227,7 @@ func TestCompute(t *testing.T) {
 			}(),
 			wantPlan: Plan{
 				Groups:  []Group{{Name: "all", Nodes: []string{"n1"}}},
-				Skipped: []SkippedNode{{Node: "n2", Reason: ReasonAffinityMismatch, Message: "node does not match the Job template's node selector or required affinity"}},
+				Skipped: []SkippedNode{{Node: "n2", Reason: fleetv1.NodeReasonAffinityMismatch, Message: "node does not match the Job template's node selector or required affinity"}},
 			},
 		},
 	}
@@ -357,7 +357,7 @@ func TestMostNodesSkipped(t *testing.T) {
 	}
 	// Odd nodes are NotReady (2,500), other even ones but every 50th are
 	// cordoned (2,400); the first 100 named hold 51 and 49 of them.
-	want := map[string]int{ReasonNotReady: 2500 - 51, ReasonUnschedulable: 2400 - 49}
+	want := map[string]int{fleetv1.NodeReasonNotReady: 2500 - 51, fleetv1.NodeReasonUnschedulable: 2400 - 49}
 	if diff := cmp.Diff(want, p.MoreSkipped); diff != "" {
 		t.Errorf("MoreSkipped (-want +got):\n%s", diff)
 	}

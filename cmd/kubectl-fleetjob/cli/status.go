@@ -137,7 +137,7 @@ func (s *statusOptions) follow(ctx context.Context, c client.WithWatch, cj *flee
 		}
 		last = got
 		d.Draw(render.Status(got, palette, time.Now()))
-		return ended(got), nil
+		return got.Status.Phase.IsFinished(), nil
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -167,10 +167,6 @@ func failedMessage(cj *fleetv1.ClusterJob) string {
 		return render.Escape(c.Message)
 	}
 	return ""
-}
-
-func ended(cj *fleetv1.ClusterJob) bool {
-	return cj.Status.Phase == fleetv1.PhaseCompleted || cj.Status.Phase == fleetv1.PhaseFailed
 }
 
 // exists fails the watch when the ClusterJob is gone by the time it synced.

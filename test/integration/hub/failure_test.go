@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/spoke"
 )
 
 var _ = Describe("Members that fail mid-run", func() {
@@ -119,7 +118,7 @@ var _ = Describe("Members that fail mid-run", func() {
 		Expect(row.Nodes).To(Equal(fleetv1.NodeCounts{Total: 4, Succeeded: 2, Failed: 1, Skipped: 1}))
 		Expect(row.FailedNodes).To(HaveLen(1))
 		Expect(row.FailedNodes[0].Node).To(Equal("a-node-2"))
-		Expect(row.FailedNodes[0].Reason).To(Equal(spoke.ReasonNodeDeleted))
+		Expect(row.FailedNodes[0].Reason).To(Equal(fleetv1.NodeReasonNodeDeleted))
 		Expect(jobNodes(a, cj)).To(Equal(map[string]int{"a-node-1": 1, "a-node-2": 1, "a-node-3": 1}))
 	})
 })

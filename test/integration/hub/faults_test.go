@@ -30,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/hub/fleet"
 	"github.com/fleetjob/fleetjob/pkg/naming"
 	"github.com/fleetjob/fleetjob/spoke"
 )
@@ -65,7 +64,7 @@ var _ = Describe("Faults in members", func() {
 		Expect(hubC.Create(ctx, cj)).To(Succeed())
 		Eventually(func(g Gomega) {
 			row := rowOf(g, cj, 0)
-			g.Expect(row.Reason).To(Equal(spoke.ReasonWorkNamespaceMissing))
+			g.Expect(row.Reason).To(Equal(fleetv1.ReasonWorkNamespaceMissing))
 			g.Expect(row.Message).To(ContainSubstring("kubectl fleetjob register member-a"))
 			g.Expect(row.FailingSince).NotTo(BeNil())
 		}).Should(Succeed())
@@ -73,7 +72,7 @@ var _ = Describe("Faults in members", func() {
 		// back off past their first steps: the fix must still be picked up
 		// within the 30 s cap, with no other event to wake the run.
 		Consistently(func(g Gomega) {
-			g.Expect(rowOf(g, cj, 0).Reason).To(Equal(spoke.ReasonWorkNamespaceMissing))
+			g.Expect(rowOf(g, cj, 0).Reason).To(Equal(fleetv1.ReasonWorkNamespaceMissing))
 			g.Expect(jobNodesIn(a, cj, ns)).To(BeEmpty())
 		}).WithTimeout(5 * time.Second).WithPolling(time.Second).Should(Succeed())
 		Expect(a.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
@@ -94,7 +93,7 @@ var _ = Describe("Faults in members", func() {
 		Eventually(func(g Gomega) {
 			row := rowOf(g, cj, 0)
 			g.Expect(row.Phase).To(Equal(fleetv1.ClusterPending))
-			g.Expect(row.Reason).To(Equal(spoke.ReasonForbidden))
+			g.Expect(row.Reason).To(Equal(fleetv1.ClusterReasonForbidden))
 			g.Expect(row.Message).To(ContainSubstring("creating plan ConfigMap"))
 		}).Should(Succeed())
 		Expect(a.client.Delete(ctx, quota)).To(Succeed())
@@ -117,7 +116,7 @@ var _ = Describe("Faults in members", func() {
 		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
 		got := get(cj)(Default)
 		Expect(got.Status.Clusters[0].Phase).To(Equal(fleetv1.ClusterFailed))
-		Expect(got.Status.Clusters[0].Reason).To(Equal(spoke.ReasonForbidden))
+		Expect(got.Status.Clusters[0].Reason).To(Equal(fleetv1.ClusterReasonForbidden))
 		Expect(got.Status.Clusters[0].Message).To(HavePrefix("failing for longer than 3s: creating Job"))
 		Expect(got.Status.Clusters[1].Phase).To(Equal(fleetv1.ClusterCompleted))
 		Expect(jobNodes(a, cj)).To(Equal(map[string]int{"a-node-1": 1, "a-node-2": 1}))
@@ -143,7 +142,7 @@ var _ = Describe("Faults in members", func() {
 		b.runner.hold(false)
 		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
 		row := get(cj)(Default).Status.Clusters[1]
-		Expect(row.Reason).To(Equal(fleet.ReasonStopped))
+		Expect(row.Reason).To(Equal(fleetv1.ReasonStopped))
 		Expect(jobNodes(b, cj)).To(HaveLen(2), "only the group running when the fleet stopped")
 	})
 
@@ -156,7 +155,7 @@ var _ = Describe("Faults in members", func() {
 		a.runner.hold(false)
 		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
 		row := get(cj)(Default).Status.Clusters[0]
-		Expect(row.Reason).To(Equal(fleet.ReasonPlanLost))
+		Expect(row.Reason).To(Equal(fleetv1.ReasonPlanLost))
 		Expect(row.Message).To(ContainSubstring("2 of its Jobs are left there"))
 		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2 * time.Second).
 			Should(Equal(map[string]int{"a-node-1": 1, "a-node-2": 1}))
@@ -203,7 +202,7 @@ var _ = Describe("Faults in members", func() {
 		Expect(row.Nodes).To(Equal(fleetv1.NodeCounts{Total: 4, Succeeded: 3, Failed: 1}))
 		Expect(row.FailedNodes).To(HaveLen(1))
 		Expect(row.FailedNodes[0].Node).To(Equal("a-node-3"))
-		Expect(row.FailedNodes[0].Reason).To(Equal(spoke.ReasonJobDeleted))
+		Expect(row.FailedNodes[0].Reason).To(Equal(fleetv1.NodeReasonJobDeleted))
 		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2*time.Second).
 			Should(Equal(map[string]int{"a-node-1": 1, "a-node-2": 1, "a-node-4": 1}), "a-node-3 is not run again")
 	})
@@ -221,7 +220,7 @@ var _ = Describe("Faults in members", func() {
 		Expect(row.Nodes).To(Equal(fleetv1.NodeCounts{Total: 4, Succeeded: 3, Failed: 1}))
 		Expect(row.FailedNodes).To(HaveLen(1))
 		Expect(row.FailedNodes[0].Node).To(Equal("a-node-2"))
-		Expect(row.FailedNodes[0].Reason).To(Equal(spoke.ReasonPodCreateFailed))
+		Expect(row.FailedNodes[0].Reason).To(Equal(fleetv1.NodeReasonPodCreateFailed))
 		Eventually(func() map[string]int { return jobNodes(a, cj) }).
 			Should(Equal(map[string]int{"a-node-1": 1, "a-node-3": 1, "a-node-4": 1}), "the stuck Job is deleted")
 		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2*time.Second).
@@ -252,7 +251,7 @@ var _ = Describe("Faults in members", func() {
 		Expect(phaseOf(cj)(Default)).NotTo(Equal(fleetv1.PhaseCompleted))
 		Eventually(phaseOf(cj)).WithTimeout(15 * time.Second).Should(Equal(fleetv1.PhaseFailed))
 		failed := findCondition(get(cj)(Default).Status.Conditions, fleetv1.ConditionFailed)
-		Expect(failed.Reason).To(Equal(fleet.ReasonNoClusters))
+		Expect(failed.Reason).To(Equal(fleetv1.ReasonNoClusters))
 	})
 
 	It("runs a ClusterJob applied before its registration once the registration arrives", func() {

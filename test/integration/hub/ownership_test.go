@@ -29,7 +29,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/hub/fleet"
 )
 
 // Guarantee 3: fleetjob touches only what it created, for that run, from
@@ -133,7 +132,7 @@ var _ = Describe("Ownership of member objects", func() {
 		Expect(hubC.Update(ctx, secret)).To(Succeed())
 
 		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
-		Expect(rowOf(Default, cj, 0).Reason).To(Equal(fleet.ReasonClusterChanged))
+		Expect(rowOf(Default, cj, 0).Reason).To(Equal(fleetv1.ReasonClusterChanged))
 		Consistently(func() []batchv1.Job { return memberJobs(b) }).WithTimeout(2 * time.Second).Should(BeEmpty())
 		cms := &corev1.ConfigMapList{}
 		Expect(b.client.List(ctx, cms, client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue})).To(Succeed())
@@ -201,7 +200,7 @@ var _ = Describe("Ownership of member objects", func() {
 		a.runner.hold(false)
 		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
 		row := get(cj)(Default).Status.Clusters[0]
-		Expect(row.Reason).NotTo(Equal(fleet.ReasonUnreachableTimeout))
+		Expect(row.Reason).NotTo(Equal(fleetv1.ReasonUnreachableTimeout))
 		Expect(jobNodes(a, cj)).To(Equal(nodeNames("a", 4)))
 	})
 })

@@ -1,0 +1,124 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+// Every reason fleetjob writes, in one place: the condition reasons of a
+// ClusterJob, the reasons on its cluster rows, and the reasons of a node's
+// result. Users match on them (alerts, `kubectl get -o jsonpath`, scripts),
+// so they are API: renaming one breaks them.
+
+// Reasons of a ClusterJob's conditions and of its cluster rows about the
+// run.
+const (
+	// ReasonPending: no Job has started yet.
+	ReasonPending = "Pending"
+	// ReasonRunning: groups are left.
+	ReasonRunning = "Running"
+	// ReasonCompleted: every group ran and no node failed.
+	ReasonCompleted = "Completed"
+	// ReasonFailed: the run ended and a node or a cluster failed.
+	ReasonFailed = "Failed"
+	// ReasonWaitingForTurn: the cluster waits under maxConcurrentClusters.
+	ReasonWaitingForTurn = "WaitingForTurn"
+	// ReasonSuspended: spec.suspend holds the run; running Jobs finish.
+	ReasonSuspended = "Suspended"
+	// ReasonStopped: failureStrategy exit stopped the cluster after a
+	// failure elsewhere.
+	ReasonStopped = "Stopped"
+	// ReasonNodeFailed: a node of the cluster failed.
+	ReasonNodeFailed = "NodeFailed"
+	// ReasonUnreachableTimeout: a started cluster stayed unreachable longer
+	// than the hub's --unreachable-timeout.
+	ReasonUnreachableTimeout = "UnreachableTimeout"
+	// ReasonNoClusters: the cluster selector matched no registered cluster
+	// within the hub's --empty-selection-grace.
+	ReasonNoClusters = "NoClusters"
+	// ReasonPlanLost: the cluster's frozen plan disappeared mid-run; nothing
+	// is run again from another plan.
+	ReasonPlanLost = "PlanLost"
+	// ReasonClusterChanged: the registration points at another cluster than
+	// the one the run started in.
+	ReasonClusterChanged = "ClusterChanged"
+)
+
+// Reasons on a cluster row about the hub's work in the member.
+const (
+	// ReasonWorkNamespaceMissing: the work namespace does not exist and the
+	// registered identity may not create it.
+	ReasonWorkNamespaceMissing = "WorkNamespaceMissing"
+	// ReasonPlanTooLarge: the cluster's plan does not fit in a ConfigMap.
+	ReasonPlanTooLarge = "PlanTooLarge"
+	// ReasonInvalidSpec: the ClusterJob's spec cannot be planned.
+	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonInvalidJob: the member's API server rejects the Job built from
+	// the template as invalid.
+	ReasonInvalidJob = "InvalidJob"
+	// ReasonMemberError: any other failure of a call to the member.
+	ReasonMemberError = "MemberError"
+)
+
+// Reasons on a cluster's status row about its connection, also used as
+// Warning event reasons on registration Secrets.
+const (
+	// ClusterReasonConnected: the hub reaches the cluster.
+	ClusterReasonConnected = "Connected"
+	// ClusterReasonConnecting: the hub is checking and engaging the cluster.
+	ClusterReasonConnecting = "Connecting"
+	// ClusterReasonInvalidRegistration: the registration Secret cannot be
+	// used (bad kubeconfig, bad namespace annotation) until it changes.
+	ClusterReasonInvalidRegistration = "InvalidRegistration"
+	// ClusterReasonForbidden: the registered credentials lack a permission
+	// fleetjob needs.
+	ClusterReasonForbidden = "Forbidden"
+	// ClusterReasonUnauthorized: the member rejects the credentials.
+	ClusterReasonUnauthorized = "Unauthorized"
+	// ClusterReasonDuplicateCluster: the registration points at a cluster
+	// that another registration runs already.
+	ClusterReasonDuplicateCluster = "DuplicateCluster"
+	// ClusterReasonUnreachable: the member's API server does not answer.
+	ClusterReasonUnreachable = "Unreachable"
+)
+
+// Reasons of a node's result besides its Job's own (BackoffLimitExceeded,
+// DeadlineExceeded, ...): why it was skipped or failed without a verdict of
+// its Job.
+const (
+	// NodeReasonUnschedulable: the node is cordoned.
+	NodeReasonUnschedulable = "Unschedulable"
+	// NodeReasonNotReady: the node is not Ready.
+	NodeReasonNotReady = "NotReady"
+	// NodeReasonUntoleratedTaint: the Job template does not tolerate a
+	// NoSchedule or NoExecute taint of the node.
+	NodeReasonUntoleratedTaint = "UntoleratedTaint"
+	// NodeReasonAffinityMismatch: the node does not match the Job template's
+	// node selector or required affinity.
+	NodeReasonAffinityMismatch = "NodeAffinityMismatch"
+	// NodeReasonNoGroupLabel: the node lacks the perNodeGroup label and
+	// ignoreNull is set.
+	NodeReasonNoGroupLabel = "NoGroupLabel"
+	// NodeReasonNodeDeleted: the node disappeared after it was planned.
+	NodeReasonNodeDeleted = "NodeDeleted"
+	// NodeReasonJobDeleted: the node's Job disappeared before its result
+	// was recorded; it ran, or may have, and is never run again.
+	NodeReasonJobDeleted = "JobDeleted"
+	// NodeReasonPodCreateFailed: the Job got no pod at all (quota,
+	// admission) within nodeStartTimeout.
+	NodeReasonPodCreateFailed = "PodCreateFailed"
+	// NodeReasonNotStarted: the Job's pod exists but did not start within
+	// nodeStartTimeout (unschedulable, image pull, a node gone NotReady).
+	NodeReasonNotStarted = "NotStarted"
+)
