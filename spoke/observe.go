@@ -40,6 +40,27 @@ const (
 	maxNodes = 100000
 )
 
+// ObserveOption tunes how Observe reads a member.
+type ObserveOption func(*observeOptions)
+
+type observeOptions struct {
+	indexed bool
+	plans   *Plans
+}
+
+// WithPlans has Observe take decoded plans from ps, and keep there those it
+// decodes.
+func WithPlans(ps *Plans) ObserveOption {
+	return func(o *observeOptions) { o.plans = ps }
+}
+
+// FromIndexedCache tells Observe that its reader is a member cache with the
+// RunIndex on Jobs: it finds the run's Jobs by the index, and reads them and
+// the nodes without copying the cache's objects, as it only reads them.
+func FromIndexedCache() ObserveOption {
+	return func(o *observeOptions) { o.indexed = true }
+}
+
 // Observe reads the run's frozen plan, its Jobs, its results record and the
 // names of the nodes that exist, and derives the run's state. c may be a
 // cached client: its lists are not paged, because a cache does not support
@@ -47,16 +68,20 @@ const (
 // their metadata. live, when set, reads from the API server: when the
 // record names a running node whose Job c does not have, it tells a Job the
 // cache has not seen yet from one that is gone.
-func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run) (State, error) {
-	p, found, err := ReadPlan(ctx, c, run)
+func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, opts ...ObserveOption) (State, error) {
+	var o observeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	p, found, err := readPlan(ctx, c, run, o.plans)
 	if err != nil || !found {
 		return State{}, err
 	}
-	var jobs batchv1.JobList
-	if err := c.List(ctx, &jobs, client.InNamespace(run.Namespace), runSelector(run)); err != nil {
-		return State{}, fmt.Errorf("listing the Jobs of the run in namespace %s: %w", run.Namespace, err)
+	jobs, err := listRunJobs(ctx, c, run, o)
+	if err != nil {
+		return State{}, err
 	}
-	nodes, err := nodeNames(ctx, c)
+	nodes, err := nodeNames(ctx, c, o)
 	if err != nil {
 		return State{}, err
 	}
@@ -115,11 +140,28 @@ func RecordResults(ctx context.Context, c client.Client, live client.Reader, run
 	return WriteResults(ctx, c, live, run, next, st.RecordObject)
 }
 
+// listRunJobs lists the run's Jobs from c, by the RunIndex when c has it.
+func listRunJobs(ctx context.Context, c client.Reader, run Run, o observeOptions) (batchv1.JobList, error) {
+	var jobs batchv1.JobList
+	opts := []client.ListOption{client.InNamespace(run.Namespace), runSelector(run)}
+	if o.indexed {
+		opts = []client.ListOption{client.InNamespace(run.Namespace), client.MatchingFields{RunIndex: runIndexKey(run)}, client.UnsafeDisableDeepCopy}
+	}
+	if err := c.List(ctx, &jobs, opts...); err != nil {
+		return batchv1.JobList{}, fmt.Errorf("listing the Jobs of the run in namespace %s: %w", run.Namespace, err)
+	}
+	return jobs, nil
+}
+
 // nodeNames is the set of the names of the nodes that exist now.
-func nodeNames(ctx context.Context, c client.Reader) (map[string]bool, error) {
+func nodeNames(ctx context.Context, c client.Reader, o observeOptions) (map[string]bool, error) {
 	var list metav1.PartialObjectMetadataList
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
-	if err := c.List(ctx, &list); err != nil {
+	var opts []client.ListOption
+	if o.indexed {
+		opts = append(opts, client.UnsafeDisableDeepCopy)
+	}
+	if err := c.List(ctx, &list, opts...); err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	names := make(map[string]bool, len(list.Items))
@@ -133,6 +175,10 @@ func nodeNames(ctx context.Context, c client.Reader) (map[string]bool, error) {
 // ConfigMap of the plan's name that does not carry the run's UID label is an
 // error: it is someone else's and is never read as ours.
 func ReadPlan(ctx context.Context, r client.Reader, run Run) (plan.Plan, bool, error) {
+	return readPlan(ctx, r, run, nil)
+}
+
+func readPlan(ctx context.Context, r client.Reader, run Run, plans *Plans) (plan.Plan, bool, error) {
 	var cm corev1.ConfigMap
 	key := client.ObjectKey{Namespace: run.Namespace, Name: naming.PlanName(run.ClusterJob.UID)}
 	if err := r.Get(ctx, key, &cm); err != nil {
@@ -141,11 +187,13 @@ func ReadPlan(ctx context.Context, r client.Reader, run Run) (plan.Plan, bool, e
 		}
 		return plan.Plan{}, false, fmt.Errorf("reading the plan ConfigMap %s: %w", key, err)
 	}
-	p, err := decodePlan(&cm, run)
+	p, err := decodePlan(&cm, run, plans)
 	return p, err == nil, err
 }
 
-func decodePlan(cm *corev1.ConfigMap, run Run) (plan.Plan, error) {
+// decodePlan checks that cm is run's plan and decodes it, or takes it from
+// plans (nil: none) decoded before.
+func decodePlan(cm *corev1.ConfigMap, run Run, plans *Plans) (plan.Plan, error) {
 	key := client.ObjectKeyFromObject(cm)
 	if !ownedBy(cm, run.ClusterJob.UID) {
 		return plan.Plan{}, fmt.Errorf("ConfigMap %s exists but does not belong to ClusterJob %s", key, run.ClusterJob.UID)
@@ -156,10 +204,14 @@ func decodePlan(cm *corev1.ConfigMap, run Run) (plan.Plan, error) {
 		return plan.Plan{}, &PermanentError{Reason: fleetv1.ClusterReasonDuplicateCluster, Err: fmt.Errorf(
 			"plan ConfigMap %s was made for cluster %s: the same member is registered as %s too", key, cm.Annotations[fleetv1.ClusterAnnotation], run.Cluster)}
 	}
+	if p, ok := plans.get(cm.UID); ok {
+		return p, nil
+	}
 	var p plan.Plan
 	if err := decodeDocument(cm, planKey, &p); err != nil {
 		return plan.Plan{}, err
 	}
+	plans.put(cm.UID, p)
 	return p, nil
 }
 
@@ -200,10 +252,11 @@ func checkNodeCount(listed int, remaining *int64) error {
 
 // CountJobs counts the run's Jobs in the member. c is best the cached
 // client, whose Jobs informer exists already.
-func CountJobs(ctx context.Context, c client.Reader, run Run) (int, error) {
-	var jobs batchv1.JobList
-	if err := c.List(ctx, &jobs, client.InNamespace(run.Namespace), runSelector(run), client.UnsafeDisableDeepCopy); err != nil {
-		return 0, fmt.Errorf("listing the Jobs of the run in namespace %s: %w", run.Namespace, err)
+func CountJobs(ctx context.Context, c client.Reader, run Run, opts ...ObserveOption) (int, error) {
+	var o observeOptions
+	for _, opt := range opts {
+		opt(&o)
 	}
-	return len(jobs.Items), nil
+	jobs, err := listRunJobs(ctx, c, run, o)
+	return len(jobs.Items), err
 }

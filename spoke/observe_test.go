@@ -19,6 +19,7 @@ package spoke
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -67,6 +68,11 @@ func TestObserve(t *testing.T) {
 				func() *batchv1.Job { j := makeJob("a").Ptr(); j.Namespace = "elsewhere"; return j }()),
 			wantState: Derive(&twoGroups, nil, present("a", "b", "c"), Results{}),
 		},
+		"another cluster's Jobs of the same ClusterJob": {
+			objs: append(nodeObjects("a", "b", "c"), planObject(twoGroups),
+				func() *batchv1.Job { j := makeJob("a").Ptr(); j.Labels[fleetv1.ClusterLabel] = "member-2"; return j }()),
+			wantState: Derive(&twoGroups, nil, present("a", "b", "c"), Results{}),
+		},
 		"list error": {
 			objs: []client.Object{planObject(twoGroups)},
 			funcs: interceptor.Funcs{List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
@@ -75,23 +81,32 @@ func TestObserve(t *testing.T) {
 			wantErr: "listing the Jobs of the run in namespace fleetjob-system: connection refused",
 		},
 	}
+	// Each case twice: from a plain reader, and from a cache with the run
+	// index, as the hub reads; both must see the same run.
 	for name, tc := range testCases {
-		t.Run(name, func(t *testing.T) {
-			c := fake.NewClientBuilder().WithObjects(tc.objs...).WithInterceptorFuncs(tc.funcs).Build()
-			got, err := Observe(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("Observe() error = %v, want it to contain %q", err, tc.wantErr)
+		for _, indexed := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/indexed=%v", name, indexed), func(t *testing.T) {
+				b := fake.NewClientBuilder().WithObjects(tc.objs...).WithInterceptorFuncs(tc.funcs)
+				var opts []ObserveOption
+				if indexed {
+					b, opts = b.WithIndex(&batchv1.Job{}, RunIndex, RunIndexValue), []ObserveOption{FromIndexedCache()}
 				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Observe() error = %v", err)
-			}
-			if diff := cmp.Diff(tc.wantState, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("Observe() mismatch (-want +got):\n%s", diff)
-			}
-		})
+				c := b.Build()
+				got, err := Observe(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), opts...)
+				if tc.wantErr != "" {
+					if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+						t.Fatalf("Observe() error = %v, want it to contain %q", err, tc.wantErr)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("Observe() error = %v", err)
+				}
+				if diff := cmp.Diff(tc.wantState, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("Observe() mismatch (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }
 

@@ -105,7 +105,7 @@ func readStoredPlan(ctx context.Context, live client.Reader, key client.ObjectKe
 	if err := live.Get(ctx, key, &stored); err != nil {
 		return plan.Plan{}, fmt.Errorf("reading the existing plan ConfigMap %s: %w", key, err)
 	}
-	return decodePlan(&stored, run)
+	return decodePlan(&stored, run, nil)
 }
 
 // planConfigMap stores p for run. It is immutable: nothing may change a plan

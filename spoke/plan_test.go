@@ -310,7 +310,7 @@ func TestDecodePlan(t *testing.T) {
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
-			got, err := decodePlan(tc.cm, run)
+			got, err := decodePlan(tc.cm, run, nil)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("decodePlan() error = %v, want %q", err, tc.wantErr)
 			}
@@ -366,5 +366,52 @@ func TestErrorReason(t *testing.T) {
 				t.Errorf("ErrorReason() = %q, %v; want %q, %v", reason, permanent, tc.wantReason, tc.wantPermanent)
 			}
 		})
+	}
+}
+
+// TestPlansDecodeOnce checks that a plan is decoded once per ConfigMap, and
+// that a plan taken from the cache is still checked to be the run's.
+func TestPlansDecodeOnce(t *testing.T) {
+	run := testRun(makeClusterJob("disk-clean").Obj())
+	var plans Plans
+	cm := planObject(allOf("a", "b"))
+	cm.UID = "plan-uid-1"
+	if _, err := decodePlan(cm, run, &plans); err != nil {
+		t.Fatal(err)
+	}
+	// The same ConfigMap (by UID) is not decoded again: damaging its data
+	// changes nothing, which only a cache hit explains.
+	cm.BinaryData[planKey+".gz"] = []byte("not gzip")
+	got, err := decodePlan(cm, run, &plans)
+	if err != nil {
+		t.Fatalf("decodePlan() from the cache: %v", err)
+	}
+	if diff := cmp.Diff(allOf("a", "b"), got); diff != "" {
+		t.Errorf("decodePlan() from the cache (-want +got):\n%s", diff)
+	}
+	other := cm.DeepCopy()
+	other.Labels[fleetv1.ClusterJobUIDLabel] = "other"
+	if _, err := decodePlan(other, run, &plans); err == nil {
+		t.Error("decodePlan() took another run's ConfigMap for the run's, from the cache")
+	}
+	another := planObject(allOf("c"))
+	another.UID = "plan-uid-2"
+	if got, err := decodePlan(another, run, &plans); err != nil || got.NodeCount() != 1 {
+		t.Errorf("decodePlan() of another plan = %v, %v; want its own node", got, err)
+	}
+}
+
+// TestPlansBounded checks that the cache starts over rather than grow past
+// maxDecodedNodes.
+func TestPlansBounded(t *testing.T) {
+	var plans Plans
+	big := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: make([]string, maxDecodedNodes/2+1)}}}
+	plans.put("one", big)
+	plans.put("two", big)
+	if _, ok := plans.get("one"); ok {
+		t.Error("the cache holds more than maxDecodedNodes nodes")
+	}
+	if _, ok := plans.get("two"); !ok {
+		t.Error("the cache lost the plan it kept last")
 	}
 }

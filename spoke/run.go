@@ -64,6 +64,29 @@ func runSelector(run Run) client.MatchingLabels {
 	return l
 }
 
+// RunIndex names a member cache index of Jobs by run (ClusterJob UID and
+// cluster, as their labels hold them): a reconcile reads its run's Jobs
+// through it rather than matching the labels of every Job the work
+// namespace holds, retained runs' included. Register it with
+// RunIndexValue; FromIndexedCache tells Observe to use it.
+const RunIndex = "fleetjob.io/run"
+
+// RunIndexValue is the RunIndex value of obj: its run, for an object
+// fleetjob manages; none for any other.
+func RunIndexValue(obj client.Object) []string {
+	l := obj.GetLabels()
+	uid, cluster := l[fleetv1.ClusterJobUIDLabel], l[fleetv1.ClusterLabel]
+	if l[fleetv1.ManagedByLabel] != fleetv1.ManagedByValue || uid == "" || cluster == "" {
+		return nil
+	}
+	return []string{uid + "/" + cluster}
+}
+
+// runIndexKey is run's RunIndex value.
+func runIndexKey(run Run) string {
+	return naming.LabelValue(string(run.ClusterJob.UID)) + "/" + naming.LabelValue(run.Cluster)
+}
+
 // ownLabels select the objects of ClusterJob uid that hub created: what
 // cleanup and garbage collection may delete, and nothing else.
 func ownLabels(uid types.UID, hub string) client.MatchingLabels {

@@ -40,6 +40,7 @@ import (
 	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/hub/fleet"
 	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/spoke"
 )
 
 // +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs,verbs=get;list;watch;update;patch
@@ -106,6 +107,8 @@ type Reconciler struct {
 	startedAt time.Time
 	// finishes is when the hub last saw each run's Jobs finish, per member.
 	finishes *finishLog
+	// plans are the members' plans, decoded once each.
+	plans spoke.Plans
 }
 
 // Reconcile fetches, observes every selected member, decides, acts and

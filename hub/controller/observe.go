@@ -98,7 +98,7 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), cl.GetAPIReader(), run)
+	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), cl.GetAPIReader(), run, spoke.FromIndexedCache(), spoke.WithPlans(&r.plans))
 	if c.Error == nil && c.State.Planned {
 		c.StartTimedOut, c.NotStarted = c.State.TimeOutStarts(r.Clock.Now(), nodeStartTimeout(cj))
 	}
@@ -116,7 +116,7 @@ func planLost(ctx context.Context, cl cluster.Cluster, run spoke.Run) (lost bool
 	if err != nil || found {
 		return false, 0, err
 	}
-	left, err = spoke.CountJobs(ctx, cl.GetClient(), run)
+	left, err = spoke.CountJobs(ctx, cl.GetClient(), run, spoke.FromIndexedCache())
 	return err == nil, left, err
 }
 

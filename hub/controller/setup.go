@@ -47,6 +47,11 @@ import (
 func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	r.startedAt = r.Clock.Now()
 	r.finishes = newFinishLog(r.Clock)
+	// On the members only: an index on the hub's own cache would start a
+	// Job informer in the hub cluster.
+	if err := r.Members.IndexField(ctx, &batchv1.Job{}, spoke.RunIndex, spoke.RunIndexValue); err != nil {
+		return err
+	}
 	changes := make(chan event.TypedGenericEvent[client.Object])
 	if err := r.Manager.GetLocalManager().Add(&changeRelay{r: r, out: changes}); err != nil {
 		return err
