@@ -25,13 +25,11 @@ import (
 	"strings"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -41,7 +39,7 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/access"
-	"github.com/fleetjob/fleetjob/pkg/kubeconfig"
+	registrations "github.com/fleetjob/fleetjob/pkg/registration"
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
@@ -56,23 +54,18 @@ type registration struct {
 
 // parseRegistration reads a registration Secret, naming the field at fault.
 func parseRegistration(s *corev1.Secret) (registration, error) {
-	reg := registration{name: s.Name, labels: s.Labels, namespace: fleetv1.DefaultWorkNamespace}
-	if ns, ok := s.Annotations[fleetv1.NamespaceAnnotation]; ok {
-		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-			return reg, fmt.Errorf("annotation %s: %q is not a valid namespace name", fleetv1.NamespaceAnnotation, ns)
-		}
-		reg.namespace = ns
-	}
-	data := s.Data[fleetv1.KubeconfigKey]
-	if len(data) == 0 {
-		return reg, fmt.Errorf("data.%s is missing or empty", fleetv1.KubeconfigKey)
-	}
-	cfg, err := kubeconfig.Parse(data)
+	r, err := registrations.Parse(s)
+	reg := registration{name: r.Name, labels: r.Labels, namespace: r.Namespace}
 	if err != nil {
-		return reg, fmt.Errorf("data.%s: %w", fleetv1.KubeconfigKey, err)
+		return reg, err
+	}
+	// Limits come later, from the hub's flags (restConfig).
+	cfg, err := r.RESTConfig(registrations.Limits{})
+	if err != nil {
+		return reg, err
 	}
 	h := sha256.New()
-	h.Write(data)
+	h.Write(r.Kubeconfig)
 	h.Write([]byte("\x00" + reg.namespace))
 	reg.config, reg.hash = cfg, hex.EncodeToString(h.Sum(nil))
 	return reg, nil
@@ -86,16 +79,13 @@ func checkAccess(ctx context.Context, cfg *rest.Config, namespace string) error 
 	if err != nil {
 		return err
 	}
+	_, refused, err := spoke.ReviewAccess(ctx, cs, access.Required(namespace))
+	if err != nil {
+		return err
+	}
 	var denied []string
-	for _, attrs := range access.Required(namespace) {
-		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}
-		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		if !got.Status.Allowed {
-			denied = append(denied, access.Describe(attrs))
-		}
+	for _, attrs := range refused {
+		denied = append(denied, access.Describe(attrs))
 	}
 	if len(denied) > 0 {
 		return &accessError{denied: denied}

@@ -73,7 +73,7 @@ func (o *options) memberClient(ctx context.Context, cluster string) (client.Clie
 	if err != nil {
 		return nil, reg, err
 	}
-	cfg, err := reg.RESTConfig()
+	cfg, err := hub.RESTConfig(reg)
 	if err != nil {
 		return nil, reg, err
 	}

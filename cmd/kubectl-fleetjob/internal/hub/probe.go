@@ -35,7 +35,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/member"
+	"github.com/fleetjob/fleetjob/spoke"
 )
 
 // ClusterInfo is one registered cluster as seen from here, with the
@@ -83,7 +83,7 @@ func Probe(ctx context.Context, s *corev1.Secret) ClusterInfo {
 	if err != nil {
 		return info.failed(fleetv1.ClusterReasonInvalidRegistration, err)
 	}
-	cfg, err := r.RESTConfig()
+	cfg, err := RESTConfig(r)
 	if err != nil {
 		return info.failed(fleetv1.ClusterReasonInvalidRegistration, err)
 	}
@@ -103,7 +103,7 @@ func Probe(ctx context.Context, s *corev1.Secret) ClusterInfo {
 	if json.Unmarshal(raw, &v) == nil {
 		info.Version = v.GitVersion
 	}
-	_, denied, err := member.Review(ctx, cs, access.Required(r.Namespace))
+	_, denied, err := spoke.ReviewAccess(ctx, cs, access.Required(r.Namespace))
 	if err != nil {
 		return info.classify(err)
 	}

@@ -34,25 +34,16 @@ import (
 	"k8s.io/client-go/rest"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/pkg/kubeconfig"
+	"github.com/fleetjob/fleetjob/pkg/registration"
 )
 
 // DefaultNamespace is the hub namespace of registration Secrets, the hub's
 // --registration-namespace default.
 const DefaultNamespace = "fleetjob-system"
 
-// Registration is one member as the hub knows it.
-type Registration struct {
-	// Name is the cluster name: the Secret's name.
-	Name string
-	// Labels are the Secret's labels that clusterSelector matches, without
-	// the registration label.
-	Labels map[string]string
-	// Namespace is the member work namespace.
-	Namespace string
-	// Kubeconfig is the stored kubeconfig.
-	Kubeconfig []byte
-}
+// Registration is one member as the hub knows it; Read leaves the
+// registration label out of its labels.
+type Registration = registration.Registration
 
 // ValidateName checks a cluster name: it is a Secret name.
 func ValidateName(name string) error {
@@ -143,21 +134,13 @@ func CheckNamespace(ctx context.Context, cs kubernetes.Interface, hubNamespace s
 	return nil
 }
 
-// Read turns a registration Secret into a Registration, with the same rules
-// as the hub (hub/clusters parseRegistration).
+// Read turns a registration Secret into a Registration, with the hub's
+// rules; its labels are those clusterSelector matches, without the
+// registration label.
 func Read(s *corev1.Secret) (Registration, error) {
-	r := Registration{Name: s.Name, Labels: maps.Clone(s.Labels), Namespace: fleetv1.DefaultWorkNamespace, Kubeconfig: s.Data[fleetv1.KubeconfigKey]}
+	r, err := registration.Parse(s)
 	delete(r.Labels, fleetv1.RegistrationLabel)
-	if ns, ok := s.Annotations[fleetv1.NamespaceAnnotation]; ok {
-		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-			return r, fmt.Errorf("annotation %s: %q is not a valid namespace name", fleetv1.NamespaceAnnotation, ns)
-		}
-		r.Namespace = ns
-	}
-	if len(r.Kubeconfig) == 0 {
-		return r, fmt.Errorf("data.%s is missing or empty", fleetv1.KubeconfigKey)
-	}
-	return r, nil
+	return r, err
 }
 
 // Get reads the registration of cluster name.
@@ -188,22 +171,17 @@ func List(ctx context.Context, cs kubernetes.Interface, hubNamespace string) ([]
 	return list.Items, nil
 }
 
-// Member request limits: client-go's 5 QPS would make reading a large
-// member slow; the timeout bounds each request to a member that hangs.
-const (
-	memberQPS     = 50
-	memberBurst   = 100
-	memberTimeout = 30 * time.Second
-)
+// MemberLimits bound the plugin's member clients: client-go's 5 QPS would
+// make reading a large member slow; the timeout bounds each request to a
+// member that hangs.
+var MemberLimits = registration.Limits{QPS: 50, Burst: 100, Timeout: 30 * time.Second}
 
-// RESTConfig is the member connection of r, through pkg/kubeconfig.Parse:
-// the CLI, like the hub, never runs a plugin or reads a file a registration
-// names.
-func (r Registration) RESTConfig() (*rest.Config, error) {
-	cfg, err := kubeconfig.Parse(r.Kubeconfig)
+// RESTConfig is the member connection of r: like the hub, the plugin never
+// runs a plugin or reads a file a registration names.
+func RESTConfig(r Registration) (*rest.Config, error) {
+	cfg, err := r.RESTConfig(MemberLimits)
 	if err != nil {
-		return nil, fmt.Errorf("registration of cluster %q: data.%s: %w", r.Name, fleetv1.KubeconfigKey, err)
+		return nil, fmt.Errorf("registration of cluster %q: %w", r.Name, err)
 	}
-	cfg.QPS, cfg.Burst, cfg.Timeout = memberQPS, memberBurst, memberTimeout
 	return cfg, nil
 }

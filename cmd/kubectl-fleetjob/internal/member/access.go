@@ -23,9 +23,9 @@ import (
 	"time"
 
 	"github.com/fleetjob/fleetjob/pkg/access"
+	"github.com/fleetjob/fleetjob/spoke"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
@@ -55,24 +55,6 @@ func Forbidden(ns string) []authorizationv1.ResourceAttributes {
 	}
 }
 
-// Review asks the member, as the identity cs authenticates as, which of
-// attrs it may do.
-func Review(ctx context.Context, cs kubernetes.Interface, attrs []authorizationv1.ResourceAttributes) (allowed, denied []authorizationv1.ResourceAttributes, err error) {
-	for _, a := range attrs {
-		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &a}}
-		got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
-		if err != nil {
-			return nil, nil, fmt.Errorf("asking the member whether the new token may %s: %w", access.Describe(a), err)
-		}
-		if got.Status.Allowed {
-			allowed = append(allowed, a)
-		} else {
-			denied = append(denied, a)
-		}
-	}
-	return allowed, denied, nil
-}
-
 // Verification is what Verify proved.
 type Verification struct {
 	// Granted and Refused count the checks that came out as they must.
@@ -91,7 +73,7 @@ var grantTimeout = 30 * time.Second
 func Verify(ctx context.Context, cs kubernetes.Interface, ns string) (Verification, error) {
 	var missing []authorizationv1.ResourceAttributes
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, grantTimeout, true, func(ctx context.Context) (bool, error) {
-		_, denied, err := Review(ctx, cs, access.Required(ns))
+		_, denied, err := spoke.ReviewAccess(ctx, cs, access.Required(ns))
 		missing = denied
 		return len(denied) == 0, err
 	})
@@ -101,7 +83,7 @@ func Verify(ctx context.Context, cs kubernetes.Interface, ns string) (Verificati
 	if err != nil {
 		return Verification{}, err
 	}
-	allowed, denied, err := Review(ctx, cs, Forbidden(ns))
+	allowed, denied, err := spoke.ReviewAccess(ctx, cs, Forbidden(ns))
 	if err != nil {
 		return Verification{}, err
 	}
