@@ -54,7 +54,7 @@ func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, views []fl
 		var skipped []plan.SkippedNode
 		if g, ok := d.Start[c.Name]; ok && err == nil {
 			created, skipped, err = r.startGroup(ctx, cj, c, g, add)
-		} else if slices.Contains(d.Plan, c.Name) {
+		} else if slices.Contains(d.Freeze, c.Name) {
 			err = r.freezePlan(ctx, cj, c, add)
 		}
 		if rerr := r.record(ctx, cj, c, created, skipped); err == nil {

@@ -90,8 +90,8 @@ type Input struct {
 
 // Decision is what the reconciler should do now.
 type Decision struct {
-	// Plan lists the clusters whose plan should be frozen now: they start.
-	Plan []string
+	// Freeze names the clusters whose plan is to be frozen now: they start.
+	Freeze []string
 	// Start maps a cluster to the group whose Jobs should be created.
 	Start map[string]int
 	// Stopped is true when failureStrategy exit stops the run.
@@ -119,7 +119,7 @@ func Decide(in Input) Decision {
 			}
 			slots--
 			if ready {
-				d.Plan = append(d.Plan, c.Name)
+				d.Freeze = append(d.Freeze, c.Name)
 			}
 			continue
 		}

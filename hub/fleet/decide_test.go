@@ -73,7 +73,7 @@ func TestDecide(t *testing.T) {
 		"a cluster not planned is planned": {
 			cj:           base,
 			clusters:     []Cluster{unplanned("a")},
-			wantDecision: Decision{Plan: []string{"a"}},
+			wantDecision: Decision{Freeze: []string{"a"}},
 		},
 		"planned with group 0 pending: group 0 starts": {
 			cj:           base,
@@ -133,7 +133,7 @@ func TestDecide(t *testing.T) {
 		"maxConcurrentClusters 1, three clusters: only the first by name is planned": {
 			cj:           one,
 			clusters:     []Cluster{unplanned("a"), unplanned("b"), unplanned("c")},
-			wantDecision: Decision{Plan: []string{"a"}},
+			wantDecision: Decision{Freeze: []string{"a"}},
 		},
 		"maxConcurrentClusters 1, the first runs: no other is planned": {
 			cj:       one,
@@ -147,7 +147,7 @@ func TestDecide(t *testing.T) {
 		"maxConcurrentClusters 1, the first finished: the second is planned": {
 			cj:           one,
 			clusters:     []Cluster{done("a"), unplanned("b"), unplanned("c")},
-			wantDecision: Decision{Plan: []string{"b"}},
+			wantDecision: Decision{Freeze: []string{"b"}},
 		},
 		"maxConcurrentClusters 1, the first finished with a failure under keepgoing: the second is planned": {
 			cj: one,
@@ -155,7 +155,7 @@ func TestDecide(t *testing.T) {
 				r := run("a")
 				return r.Fail(r.Group(0)...).Succeed(r.Group(1)...).Cluster().Obj()
 			}(), unplanned("b"), unplanned("c")},
-			wantDecision: Decision{Plan: []string{"b"}},
+			wantDecision: Decision{Freeze: []string{"b"}},
 		},
 		"maxConcurrentClusters 1, the first started and unreachable: it holds its slot": {
 			cj:           one,
@@ -176,7 +176,7 @@ func TestDecide(t *testing.T) {
 				makeCluster("a").Disengaged().Unreachable(ago(2 * time.Hour)).Obj(),
 				unplanned("b"), unplanned("c"),
 			},
-			wantDecision: Decision{Plan: []string{"b"}},
+			wantDecision: Decision{Freeze: []string{"b"}},
 		},
 		"maxConcurrentClusters 1, an observation error on the first unstarted cluster: it keeps its turn": {
 			cj:           one,
@@ -189,22 +189,22 @@ func TestDecide(t *testing.T) {
 				makeCluster("a").Disengaged().Unreachable(ago(time.Minute)).Obj(),
 				unplanned("b"), unplanned("c"),
 			},
-			wantDecision: Decision{Plan: []string{"b"}, RequeueAfter: 59 * time.Minute},
+			wantDecision: Decision{Freeze: []string{"b"}, RequeueAfter: 59 * time.Minute},
 		},
 		"maxConcurrentClusters 1, the first timed out: its slot is free": {
 			cj:           one,
 			clusters:     []Cluster{away("a", ago(2*time.Hour)), unplanned("b"), unplanned("c")},
-			wantDecision: Decision{Plan: []string{"b"}},
+			wantDecision: Decision{Freeze: []string{"b"}},
 		},
 		"maxConcurrentClusters 2, one runs: one more is planned": {
 			cj:           two,
 			clusters:     []Cluster{running("a"), unplanned("b"), unplanned("c")},
-			wantDecision: Decision{Plan: []string{"b"}},
+			wantDecision: Decision{Freeze: []string{"b"}},
 		},
 		"no clusterRollout: every cluster is planned": {
 			cj:           base,
 			clusters:     []Cluster{unplanned("a"), unplanned("b"), unplanned("c")},
-			wantDecision: Decision{Plan: []string{"a", "b", "c"}},
+			wantDecision: Decision{Freeze: []string{"a", "b", "c"}},
 		},
 
 		"exit, a failed node in a: stopped, nothing starts or is planned anywhere": {
@@ -240,12 +240,12 @@ func TestDecide(t *testing.T) {
 		"exit, no failure: the run goes on": {
 			cj:           exit,
 			clusters:     []Cluster{between("a"), between("b"), unplanned("c")},
-			wantDecision: Decision{Plan: []string{"c"}, Start: map[string]int{"a": 1, "b": 1}},
+			wantDecision: Decision{Freeze: []string{"c"}, Start: map[string]int{"a": 1, "b": 1}},
 		},
 		"keepgoing, a failed node in a: the run goes on": {
 			cj:           base,
 			clusters:     []Cluster{failedFirst("a"), between("b"), unplanned("c")},
-			wantDecision: Decision{Plan: []string{"c"}, Start: map[string]int{"a": 1, "b": 1}},
+			wantDecision: Decision{Freeze: []string{"c"}, Start: map[string]int{"a": 1, "b": 1}},
 		},
 
 		"suspended: nothing planned, nothing started": {
@@ -260,7 +260,7 @@ func TestDecide(t *testing.T) {
 		"resumed: the run goes on": {
 			cj:           resumed,
 			clusters:     []Cluster{between("a"), unplanned("b")},
-			wantDecision: Decision{Plan: []string{"b"}, Start: map[string]int{"a": 1}},
+			wantDecision: Decision{Freeze: []string{"b"}, Start: map[string]int{"a": 1}},
 		},
 
 		"engaged but unreachable: no action on its stale state": {
@@ -283,7 +283,7 @@ func TestDecide(t *testing.T) {
 		"an observation error on an unstarted cluster: not planned": {
 			cj:           base,
 			clusters:     []Cluster{makeCluster("a").Error("reading the plan: forbidden").Obj(), unplanned("b")},
-			wantDecision: Decision{Plan: []string{"b"}, RequeueAfter: time.Second},
+			wantDecision: Decision{Freeze: []string{"b"}, RequeueAfter: time.Second},
 		},
 
 		"two started unreachable clusters: requeue at the earlier deadline": {
@@ -299,7 +299,7 @@ func TestDecide(t *testing.T) {
 		"keepgoing, a never-started cluster past the timeout: timed out, the rest goes on": {
 			cj:           base,
 			clusters:     []Cluster{makeCluster("a").Disengaged().Unreachable(ago(2 * time.Hour)).Obj(), unplanned("b")},
-			wantDecision: Decision{Plan: []string{"b"}},
+			wantDecision: Decision{Freeze: []string{"b"}},
 		},
 		"exit, a never-started cluster past the timeout: stopped": {
 			cj:           exit,
@@ -323,7 +323,7 @@ func TestDecide(t *testing.T) {
 		"keepgoing, a started cluster exactly at the timeout: timed out": {
 			cj:           one,
 			clusters:     []Cluster{away("a", ago(timeout)), unplanned("b")},
-			wantDecision: Decision{Plan: []string{"b"}},
+			wantDecision: Decision{Freeze: []string{"b"}},
 		},
 		"exit, a started cluster past the timeout: stopped": {
 			cj:           exit,

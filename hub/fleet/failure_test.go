@@ -112,7 +112,7 @@ func TestFailures(t *testing.T) {
 		"a failed unstarted cluster frees its slot under maxConcurrentClusters": {
 			cj:           one,
 			clusters:     []Cluster{makeCluster("a").Err(nsMissing).Previous(failingFor(errorTimeout)).Obj(), makeCluster("b").Obj()},
-			wantDecision: Decision{Plan: []string{"b"}},
+			wantDecision: Decision{Freeze: []string{"b"}},
 			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonWorkNamespaceMissing,
 				Message: "failing for longer than 10m0s: " + nsMissing.Error(), FailingSince: tp(ago(errorTimeout))},
 			wantPhase: fleetv1.PhasePending, // b is planned by the act that follows

@@ -203,7 +203,7 @@ func (w *fakeWorld) act(t *testing.T, in *Input, d Decision) {
 					m.jobs[n.Node] = job
 				}
 			}
-		} else if slices.Contains(d.Plan, c.Name) {
+		} else if slices.Contains(d.Freeze, c.Name) {
 			p, err := plan.Compute(m.nodes, &w.cj.Spec, w.cj.UID, m.name)
 			if err != nil {
 				t.Fatalf("Planning %s: %v", m.name, err)
@@ -247,7 +247,7 @@ func (w *fakeWorld) checkDecision(t *testing.T, step int, d Decision, failedBefo
 	if w.cj.Spec.FailureStrategy != fleetv1.FailureStrategyExit || !failedBefore {
 		return
 	}
-	if !d.Stopped || len(d.Start) > 0 || len(d.Plan) > 0 {
+	if !d.Stopped || len(d.Start) > 0 || len(d.Freeze) > 0 {
 		t.Errorf("Step %d: a Job failed under exit, yet the decision is %s", step, formatDecision(d))
 	}
 }
@@ -318,7 +318,7 @@ func (w *fakeWorld) checkEnd(t *testing.T, st fleetv1.ClusterJobStatus) {
 func formatDecision(d Decision) string {
 	var b strings.Builder
 	b.WriteString("plan ")
-	b.WriteString(orDash(strings.Join(d.Plan, ",")))
+	b.WriteString(orDash(strings.Join(d.Freeze, ",")))
 	var starts []string
 	for _, c := range slices.Sorted(maps.Keys(d.Start)) {
 		starts = append(starts, fmt.Sprintf("%s/%d", c, d.Start[c]))

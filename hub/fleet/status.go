@@ -119,7 +119,7 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 		return pendingOrRunning(c), reason, text.Truncate("retrying: "+c.Error.Error(), fleetv1.MaxClusterMessageLength)
 	case !started(c) && ptr.Deref(in.Spec.Suspend, false):
 		return fleetv1.ClusterPending, fleetv1.ReasonSuspended, "spec.suspend is true"
-	case !started(c) && !slices.Contains(d.Plan, c.Name):
+	case !started(c) && !slices.Contains(d.Freeze, c.Name):
 		return fleetv1.ClusterPending, fleetv1.ReasonWaitingForTurn, "waiting for a slot under clusterRollout.maxConcurrentClusters"
 	case !started(c):
 		return fleetv1.ClusterPending, fleetv1.ReasonPending, "starting"
