@@ -135,7 +135,7 @@ func clusterOptions(namespace string) cluster.Option {
 		o.Cache.ByObject = map[client.Object]cache.ByObject{
 			&batchv1.Job{}:      jobs,
 			&corev1.ConfigMap{}: inWorkNamespace,
-			&corev1.Node{}:      {},
+			&corev1.Node{}:      {Transform: spoke.TrimNodeMetadata}, // watched metadata-only
 		}
 		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
 	}
