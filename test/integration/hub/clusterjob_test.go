@@ -143,9 +143,17 @@ var _ = Describe("ClusterJob across two members", func() {
 
 	It("runs batches group after group on every node of both members, one Job per node", func() {
 		stopHub = startHub(hubOptions{})
+		handoffsBefore := histogramCount("fleetjob_group_handoff_seconds")
 		cj := makeClusterJob("batches").Batch(2).Obj()
 		Expect(hubC.Create(ctx, cj)).To(Succeed())
 		Eventually(phaseOf(cj)).WithTimeout(60 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		// The hub measures each hand-off itself: 1 in member-a (2 groups),
+		// 3 in member-b (4 groups); and it counts its watches of members.
+		Expect(histogramCount("fleetjob_group_handoff_seconds") - handoffsBefore).To(Equal(uint64(4)))
+		for _, m := range []string{"member-a", "member-b"} {
+			Expect(counterValue("fleetjob_member_watch_requests_total", map[string]string{"cluster": m, "resource": "jobs"})).
+				To(BeNumerically(">", 0), "watches of Jobs in %s", m)
+		}
 
 		got := get(cj)(Default)
 		Expect(meta.IsStatusConditionTrue(got.Status.Conditions, fleetv1.ConditionComplete)).To(BeTrue())
