@@ -43,7 +43,13 @@ const (
 // encodeDocument returns the binaryData that stores v under key.
 func encodeDocument(key string, v any) (map[string][]byte, error) {
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
+	// The record is written again on every change of a run: speed over the
+	// last tenth of size (a 5 x 1,000 run spent 5% of the hub's CPU in
+	// deflate at the default level).
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
 	if err := json.NewEncoder(zw).Encode(v); err != nil {
 		return nil, err
 	}
