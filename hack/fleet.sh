@@ -32,6 +32,12 @@
 #                       what Stage objects say; fleet.sh applies kwok's default
 #                       node and pod stages, and tests may add their own (for
 #                       example a Stage failing pods on a chosen node).
+#   FLEET_KWOK_EXTRA_ARGS  extra component flags for kwokctl, space separated
+#                       component=key=value, e.g. "kube-controller-manager=leader-elect=false"
+#                       [""]. On a loaded machine a member's controller-manager
+#                       or scheduler that misses a lease renewal exits for good
+#                       (kwokctl does not restart it); without leader election
+#                       it keeps going. (make bench sets both.)
 #   FLEET_DIR           state directory [<repo>/.fleet]
 #   K8S_VERSION         Kubernetes version of the binaries [v1.36.3]
 #   K8S_BIN             directory with kube-*, kubectl, etcd, kwok, kwokctl
@@ -52,6 +58,7 @@ FLEET_NODES="${FLEET_NODES:-6 9}"
 FLEET_ZONES="${FLEET_ZONES:-zone-a zone-b zone-c}"
 FLEET_POOLS="${FLEET_POOLS:-pool-1 pool-2}"
 FLEET_KWOK_CRDS="${FLEET_KWOK_CRDS:-}"
+FLEET_KWOK_EXTRA_ARGS="${FLEET_KWOK_EXTRA_ARGS:-}"
 KIND="${KIND:-kind}"
 KIND_NODE_IMAGE="${KIND_NODE_IMAGE:-}"
 KWOK_WORKDIR="${FLEET_DIR}/kwok"
@@ -116,52 +123,16 @@ k() { # k <cluster> kubectl-args...
   "${KUBECTL}" --kubeconfig "$(kubeconfig_of "${name}")" "$@"
 }
 
-# node_manifests <member index> <count>: fake Node objects for one member.
-# Zone and pool are assigned round robin, so every (zone, pool) pair and
-# groups of different sizes exist.
-node_manifests() {
-  local m="$1" count="$2"
-  local -a zones pools
-  read -r -a zones <<<"${FLEET_ZONES}"
-  read -r -a pools <<<"${FLEET_POOLS}"
-  local i name
-  for ((i = 1; i <= count; i++)); do
-    printf -v name 'm%d-node-%02d' "${m}" "${i}"
-    cat <<EOF
----
-apiVersion: v1
-kind: Node
-metadata:
-  name: ${name}
-  annotations:
-    node.alpha.kubernetes.io/ttl: "0"
-    kwok.x-k8s.io/node: fake
-  labels:
-    kubernetes.io/arch: amd64
-    kubernetes.io/hostname: ${name}
-    kubernetes.io/os: linux
-    kubernetes.io/role: agent
-    node-role.kubernetes.io/agent: ""
-    type: kwok
-    topology.kubernetes.io/zone: ${zones[$(((i - 1) % ${#zones[@]}))]}
-    fleetjob.io/pool: ${pools[$(((i - 1) % ${#pools[@]}))]}
-    fleetjob.io/member: member-${m}
-status:
-  allocatable:
-    cpu: "32"
-    memory: 256Gi
-    pods: "110"
-  capacity:
-    cpu: "32"
-    memory: 256Gi
-    pods: "110"
-  nodeInfo:
-    architecture: amd64
-    kubeletVersion: fake
-    kubeProxyVersion: fake
-    operatingSystem: linux
-EOF
-  done
+# create_nodes <cluster> <member index> <count>: the member's fake nodes,
+# m<index>-node-01 and on, created in parallel by hack/nodes (their shape:
+# hack/nodes/node.go), which returns once kwok reports them all Ready. Zone
+# and pool are assigned round robin, so every (zone, pool) pair and groups
+# of different sizes exist. A `kubectl apply` of generated YAML took 11
+# minutes for 5 members of 1,000 nodes; this takes seconds.
+create_nodes() {
+  local name="$1" m="$2" count="$3"
+  (cd "${ROOT}" && go run ./hack/nodes --kubeconfig "$(kubeconfig_of "${name}")" \
+    --member "${m}" --count "${count}" --zones "${FLEET_ZONES}" --pools "${FLEET_POOLS}") 9>&-
 }
 
 # write_kubeconfig <name> <source kubeconfig> <source context>: flatten into
@@ -219,6 +190,10 @@ kwok_up_cluster() {
   if [[ -n "${FLEET_KWOK_CRDS}" ]]; then
     args+=(--enable-crds "${FLEET_KWOK_CRDS}")
   fi
+  local extra
+  for extra in ${FLEET_KWOK_EXTRA_ARGS}; do
+    args+=(--extra-args "${extra}")
+  done
   log "cluster ${name}: kwokctl ${args[*]@Q}"
   # 9>&-: the components kwokctl starts must not inherit the fleet lock.
   "${KWOKCTL}" "${args[@]}" 9>&-
@@ -228,8 +203,7 @@ kwok_up_cluster() {
     kwok_apply_default_stages "${name}"
   fi
   if ((nodes > 0)); then
-    node_manifests "${m}" "${nodes}" | k "${name}" apply -f - >/dev/null
-    k "${name}" wait --for=condition=Ready node --all --timeout=120s >/dev/null
+    create_nodes "${name}" "${m}" "${nodes}"
   fi
   log "cluster ${name}: ready with ${nodes} nodes ($(kubeconfig_of "${name}"))"
 }

@@ -1,0 +1,233 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"time"
+)
+
+// p1FanOut is P1: strategy all on one member against the raw limit,
+// measured before and after the fleetjob run to bracket the noise.
+func (s *session) p1FanOut(ctx context.Context, p *phaseResult) error {
+	m := s.fleet.members[0]
+	before, err := s.raw(ctx, m, "raw-before", m.nodes)
+	if err != nil {
+		return err
+	}
+	p.add("raw limit, before", before.Seconds(), "s", fmt.Sprintf("%d Jobs, %d workers, QPS %.0f", len(m.nodes), s.b.rawWorkers, s.b.rawQPS))
+	run, err := s.runClusterJob(ctx, clusterJob("p1-all", strategyAll()), len(m.nodes))
+	if err != nil {
+		return err
+	}
+	if err := s.cleanupClusterJob(ctx, run); err != nil {
+		return err
+	}
+	after, err := s.raw(ctx, m, "raw-after", m.nodes)
+	if err != nil {
+		return err
+	}
+	p.add("raw limit, after", after.Seconds(), "s", "")
+	p.add("fleetjob all: create → Completed", run.Seconds, "s", "")
+	mean := (before + after).Seconds() / 2
+	p.add("ratio fleetjob / mean(raw)", run.Seconds/mean, "×", fmt.Sprintf("mean raw %.1f s", mean))
+	p.add("hub CPU during the run", run.HubCPUSeconds, "s", "")
+	p.addRun(run)
+	return nil
+}
+
+// p3Makespan is P3 (with P2 inside): a batch run of s.b.groups groups on
+// one member against as many sequential raw waves, and the hub's group
+// hand-off times from its own histogram.
+func (s *session) p3Makespan(ctx context.Context, p *phaseResult) error {
+	m := s.fleet.members[0]
+	size := len(m.nodes) / s.b.groups
+	if size < 1 {
+		return fmt.Errorf("%d nodes cannot make %d groups", len(m.nodes), s.b.groups)
+	}
+	nodes := m.nodes[:size*s.b.groups]
+	raw, err := s.rawWaves(ctx, m, nodes, size)
+	if err != nil {
+		return err
+	}
+	p.add(fmt.Sprintf("raw: %d sequential waves of %d", s.b.groups, size), raw.Seconds(), "s", "each wave waits for its Jobs to Complete")
+	before, _ := s.hub.scrape(ctx)
+	run, err := s.runClusterJob(ctx, clusterJob("p3-batch", strategyBatch(size)), len(nodes))
+	if err != nil {
+		return err
+	}
+	after, _ := s.hub.scrape(ctx)
+	p.add(fmt.Sprintf("fleetjob batch %d × %d groups", size, s.b.groups), run.Seconds, "s", "alphabetical")
+	p.add("ratio fleetjob / raw", run.Seconds/raw.Seconds(), "×", "")
+	p.addRun(run)
+	addHandoff(p, before, after)
+	return s.cleanupClusterJob(ctx, run)
+}
+
+// rawWaves runs nodes in sequential waves of size, each waiting for its
+// Jobs to Complete (as fleetjob's groups do), and returns the makespan.
+// The Jobs stay until every wave is done, as fleetjob's do.
+func (s *session) rawWaves(ctx context.Context, m *member, nodes []string, size int) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.b.runTimeout)
+	defer cancel()
+	var waves []rawRun
+	logf("raw waves: %d waves of %d on %s", len(nodes)/size, size, m.name)
+	start := time.Now()
+	for i := 0; i*size < len(nodes); i++ {
+		r := rawRun{cs: m.cs, cluster: m.name, id: fmt.Sprintf("raw-wave-%02d", i+1), workers: s.b.rawWorkers}
+		waves = append(waves, r)
+		if _, err := r.run(ctx, nodes[i*size:(i+1)*size]); err != nil {
+			return 0, fmt.Errorf("raw wave %d: %w", i+1, err)
+		}
+	}
+	makespan := time.Since(start)
+	logf("raw waves: done in %.1fs; deleting", makespan.Seconds())
+	for _, r := range waves {
+		if err := r.cleanup(ctx); err != nil {
+			return 0, err
+		}
+	}
+	return makespan, nil
+}
+
+// addHandoff adds P2: the p50 and p99 of the hub's group hand-off
+// histogram over the observations between two scrapes.
+func addHandoff(p *phaseResult, before, after samples) {
+	buckets := delta(before.buckets(handoffMetric), after.buckets(handoffMetric))
+	why := "hub has no " + handoffMetric
+	if len(buckets) > 0 {
+		why = "no hand-off observed"
+		p.add("P2 hand-offs observed", buckets[len(buckets)-1].count, "", handoffMetric+" count delta")
+	}
+	for _, q := range []float64{0.5, 0.99} {
+		what := fmt.Sprintf("P2 hand-off p%.0f", q*100)
+		if v, ok := quantile(q, buckets); ok {
+			p.add(what, v, "s", "last Job of group k finished → first Job of k+1 created; bucket interpolation")
+		} else {
+			p.addNA(what, "s", why)
+		}
+	}
+}
+
+// p4HubCost is P4: the hub's memory idle, after one all run across every
+// member and after a second run with the first retained, its CPU per
+// 1,000 node-runs, and a CPU profile of the second run.
+func (s *session) p4HubCost(ctx context.Context, p *phaseResult) error {
+	// Let the caches sync and the first sweeps end before "idle".
+	if !sleep(ctx, s.b.settle) {
+		return ctx.Err()
+	}
+	if err := s.addRSS(p, "hub RSS idle", fmt.Sprintf("%d members engaged, %s after", len(s.fleet.members), s.b.settle)); err != nil {
+		return err
+	}
+	nodes := len(s.fleet.members) * s.fleet.spec.nodes
+	first, err := s.runClusterJob(ctx, clusterJob("p4-all-1", strategyAll()), nodes)
+	if err != nil {
+		return err
+	}
+	p.add("run 1 (all): create → Completed", first.Seconds, "s", fmt.Sprintf("%d members × %d nodes", len(s.fleet.members), s.fleet.spec.nodes))
+	p.add("hub RSS after run 1", float64(first.HubRSSBytes), "bytes", "")
+	p.addRun(first)
+	// The CPU profile must be asked for a length up front: the second run
+	// should take about as long as the first.
+	seconds := min(max(int(math.Ceil(first.Seconds)), 5), 300)
+	profile := s.startCPUProfile(ctx, p, seconds)
+	second, err := s.runClusterJob(ctx, clusterJob("p4-all-2", strategyAll()), nodes)
+	if err != nil {
+		return err
+	}
+	profile()
+	p.add("run 2 (all, run 1 retained): create → Completed", second.Seconds, "s", "")
+	p.add("hub RSS after run 2", float64(second.HubRSSBytes), "bytes", "run 1 not deleted")
+	p.addRun(second)
+	s.heapProfile(ctx, p)
+	cpu := first.HubCPUSeconds + second.HubCPUSeconds
+	p.add("hub CPU per 1,000 node-runs", cpu/(float64(2*nodes)/1000), "s", fmt.Sprintf("%.1f CPU s over %d node-runs", cpu, 2*nodes))
+	return nil
+}
+
+// p5Width is P5: many small members, one all run and one batch run.
+func (s *session) p5Width(ctx context.Context, p *phaseResult) error {
+	if !sleep(ctx, s.b.settle) {
+		return ctx.Err()
+	}
+	if err := s.addRSS(p, "hub RSS idle", fmt.Sprintf("%d members engaged", len(s.fleet.members))); err != nil {
+		return err
+	}
+	nodes := len(s.fleet.members) * s.fleet.spec.nodes
+	all, err := s.runClusterJob(ctx, clusterJob("p5-all", strategyAll()), nodes)
+	if err != nil {
+		return err
+	}
+	p.add("all: create → Completed", all.Seconds, "s", fmt.Sprintf("%d members × %d nodes", len(s.fleet.members), s.fleet.spec.nodes))
+	p.add("hub RSS after all", float64(all.HubRSSBytes), "bytes", "")
+	p.addRun(all)
+	if err := s.cleanupClusterJob(ctx, all); err != nil {
+		return err
+	}
+	batch, err := s.runClusterJob(ctx, clusterJob("p5-batch", strategyBatch(s.b.p5Batch)), nodes)
+	if err != nil {
+		return err
+	}
+	p.add(fmt.Sprintf("batch %d: create → Completed", s.b.p5Batch), batch.Seconds, "s", "")
+	p.add(fmt.Sprintf("hub RSS after batch %d", s.b.p5Batch), float64(batch.HubRSSBytes), "bytes", "")
+	p.addRun(batch)
+	return nil
+}
+
+func (s *session) addRSS(p *phaseResult, what, detail string) error {
+	rss, err := s.hub.rss()
+	if err != nil {
+		return err
+	}
+	p.add(what, float64(rss), "bytes", detail)
+	return nil
+}
+
+// startCPUProfile starts a CPU profile of the hub for seconds in the
+// background; the function it returns waits for it and records the file.
+// A hub without pprof, or a failed profile, is noted, not fatal.
+func (s *session) startCPUProfile(ctx context.Context, p *phaseResult, seconds int) func() {
+	path := filepath.Join(s.b.artifacts, p.Phase+"-hub-cpu.pprof")
+	done := make(chan error, 1)
+	go func() {
+		done <- s.hub.profile(ctx, fmt.Sprintf("profile?seconds=%d", seconds), path, time.Duration(seconds)*time.Second+time.Minute)
+	}()
+	logf("%s: taking a %ds CPU profile of the hub", p.Phase, seconds)
+	return func() {
+		s.recordProfile(p, "hub CPU profile", path, <-done)
+	}
+}
+
+func (s *session) heapProfile(ctx context.Context, p *phaseResult) {
+	path := filepath.Join(s.b.artifacts, p.Phase+"-hub-heap.pprof")
+	s.recordProfile(p, "hub heap profile", path, s.hub.profile(ctx, "heap", path, time.Minute))
+}
+
+func (s *session) recordProfile(p *phaseResult, what, path string, err error) {
+	if err != nil {
+		logf("%s: no %s: %v", p.Phase, what, err)
+		p.addNA(what, "", err.Error())
+		return
+	}
+	p.Profiles = append(p.Profiles, path)
+	p.addText(what, "saved", path)
+	logf("%s: %s in %s", p.Phase, what, path)
+}
