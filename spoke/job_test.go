@@ -17,6 +17,8 @@ limitations under the License.
 package spoke
 
 import (
+	"maps"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -310,6 +312,14 @@ func TestTrimJob(t *testing.T) {
 	full := makeJob("a").Started(t0).Complete(t1).Obj()
 	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager"}}
 	full.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"p1"}}
+	// What the Job template brought: a team's labels and annotations.
+	full.Labels["team.example.com/owner"], full.Annotations["team.example.com/runbook"] = "disks", "https://runbooks.example.com/disk"
+	own := func(m map[string]string) map[string]string {
+		out := maps.Clone(m)
+		maps.DeleteFunc(out, func(k, _ string) bool { return strings.HasPrefix(k, "team.example.com/") })
+		return out
+	}
+	wantLabels, wantAnnotations := own(full.Labels), own(full.Annotations)
 	got, err := TrimJob(&full)
 	if err != nil {
 		t.Fatal(err)
@@ -320,6 +330,15 @@ func TestTrimJob(t *testing.T) {
 	}
 	if job.ManagedFields != nil || job.Status.UncountedTerminatedPods != nil {
 		t.Errorf("TrimJob() kept managedFields or uncounted pods: %+v", job)
+	}
+	if diff := cmp.Diff(wantLabels, job.Labels); diff != "" {
+		t.Errorf("TrimJob() labels: fleetjob's own and no others (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantAnnotations, job.Annotations); diff != "" {
+		t.Errorf("TrimJob() annotations: fleetjob's own and no others (-want +got):\n%s", diff)
+	}
+	if len(wantLabels) < 4 || len(wantAnnotations) < 3 {
+		t.Fatalf("the test Job lacks fleetjob's labels (%v) or annotations (%v)", wantLabels, wantAnnotations)
 	}
 	// Everything Derive reads is kept: the state is the same.
 	if diff := cmp.Diff(Derive(&twoGroups, []batchv1.Job{full}, present("a", "b", "c"), Results{}),
