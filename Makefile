@@ -89,6 +89,7 @@ test: test-envtest e2e ## Run every test: unit, a short fuzz run (FUZZTIME=10s),
 test-envtest: envtest-bins ## Run the unit tests, the fuzz run and the envtest suites (no fleet).
 	KUBEBUILDER_ASSETS="$(K8S_BIN)" go test -race ./... -count=1
 	go test ./pkg/naming -run='^$$' -fuzz='^FuzzJobName$$' -fuzztime=$(FUZZTIME)
+	go test ./pkg/naming -run='^$$' -fuzz='^FuzzMemberRunName$$' -fuzztime=$(FUZZTIME)
 
 .PHONY: test-unit
 test-unit: ## Run the tests that need no API server (all but test/integration).

@@ -105,10 +105,26 @@ type ClusterJobStatus struct {
 	// +optional
 	Summary Summary `json:"summary,omitzero"`
 
-	// clusters has one row per selected member cluster, sorted by name.
+	// notableClusters are the rows a person looks at first, at most 20:
+	// failed clusters, then running ones, then the rest, each by name. Every
+	// cluster's row is its MemberRun:
+	// `kubectl get memberruns -l fleetjob.io/clusterjob=NAME`.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:XValidation:rule="self.all(r, !has(r.failedNodes) || size(r.failedNodes) <= 5)",message="failedNodes must have at most 5 items in a ClusterJob's rows"
+	// +optional
+	NotableClusters []ClusterStatus `json:"notableClusters,omitempty"`
+
+	// clusters had one row per selected member cluster, written by hubs
+	// before MemberRuns; read the MemberRuns instead. Kept so that status
+	// written by an older hub still reads.
+	//
+	// Deprecated: the rows are in MemberRuns and notableClusters.
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=200
+	// +kubebuilder:validation:XValidation:rule="self.all(r, !has(r.failedNodes) || size(r.failedNodes) <= 5)",message="failedNodes must have at most 5 items in a ClusterJob's rows"
 	// +optional
 	Clusters []ClusterStatus `json:"clusters,omitempty"`
 }
@@ -266,9 +282,10 @@ type ClusterStatus struct {
 	// +optional
 	Nodes NodeCounts `json:"nodes,omitzero"`
 
-	// failedNodes is a sample of at most 5 failed nodes, sorted by name.
+	// failedNodes is a sample of failed nodes, sorted by name: at most 5 in
+	// a ClusterJob's rows, at most 500 in a MemberRun.
 	// +listType=atomic
-	// +kubebuilder:validation:MaxItems=5
+	// +kubebuilder:validation:MaxItems=500
 	// +optional
 	FailedNodes []NodeFailure `json:"failedNodes,omitempty"`
 

@@ -27,6 +27,9 @@ const (
 	// ManagedByValue is the value of ManagedByLabel set by fleetjob.
 	ManagedByValue = "fleetjob"
 
+	// ClusterJobLabel, on a hub MemberRun, holds the name of its ClusterJob
+	// (hashed if it is not a valid label value).
+	ClusterJobLabel = "fleetjob.io/clusterjob"
 	// ClusterJobUIDLabel holds the UID of the hub ClusterJob that owns a
 	// member object.
 	ClusterJobUIDLabel = "fleetjob.io/clusterjob-uid"

@@ -64,6 +64,19 @@ func JobName(clusterJob string, uid types.UID, cluster, node string) string {
 	return readable + suffix
 }
 
+// MemberRunName is the name of the hub MemberRun of ClusterJob clusterJob in
+// cluster. It reads `<clusterjob>-<cluster>-<hash>`, is a valid DNS-1123
+// subdomain, and differs for every (clusterJob, cluster): the hash keeps
+// ("a-b", "c") apart from ("a", "b-c").
+func MemberRunName(clusterJob, cluster string) string {
+	suffix := "-" + hash(hashLen, clusterJob, cluster)
+	readable := truncate(sanitize(sanitize(clusterJob)+"-"+sanitize(cluster)), validation.DNS1123SubdomainMaxLength-len(suffix))
+	if readable == "" {
+		readable = "fleetjob"
+	}
+	return readable + suffix
+}
+
 // PlanName is the name of the ConfigMap that stores the frozen plan of
 // ClusterJob uid in a member. A UID is 36 characters, so the name is short.
 func PlanName(uid types.UID) string {

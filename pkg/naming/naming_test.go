@@ -55,6 +55,32 @@ func TestJobName(t *testing.T) {
 	}
 }
 
+func TestMemberRunName(t *testing.T) {
+	testCases := map[string]struct {
+		clusterJob, cluster string
+		wantPrefix          string
+	}{
+		"short names stay readable": {"disk-clean", "member-1", "disk-clean-member-1-"},
+		"dots become dashes":        {"scan", "eu.prod", "scan-eu-prod-"},
+		"long names truncated":      {strings.Repeat("a", 253), strings.Repeat("c", 253), strings.Repeat("a", 253-hashLen-1)},
+		"nothing readable":          {"---", "...", "fleetjob-"},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			got := MemberRunName(tc.clusterJob, tc.cluster)
+			if errs := validation.IsDNS1123Subdomain(got); len(errs) != 0 {
+				t.Fatalf("MemberRunName() = %q is not a DNS-1123 subdomain: %v", got, errs)
+			}
+			if !strings.HasPrefix(got, tc.wantPrefix) {
+				t.Errorf("MemberRunName() = %q, want prefix %q", got, tc.wantPrefix)
+			}
+		})
+	}
+	if a, b := MemberRunName("a-b", "c"), MemberRunName("a", "b-c"); a == b {
+		t.Errorf("MemberRunName(a-b, c) = MemberRunName(a, b-c) = %q", a)
+	}
+}
+
 func TestJobNameDistinct(t *testing.T) {
 	long := strings.Repeat("n", 240)
 	seen := map[string]string{}
@@ -142,6 +168,31 @@ func FuzzJobName(f *testing.F) {
 		}
 		if errs := validation.IsValidLabelValue(LabelValue(node)); len(errs) != 0 {
 			t.Fatalf("LabelValue(%q) invalid: %v", node, errs)
+		}
+	})
+}
+
+// FuzzMemberRunName checks, for any inputs, that a MemberRun name is a valid
+// DNS-1123 subdomain, is stable, and differs between two clusters or two
+// ClusterJobs.
+func FuzzMemberRunName(f *testing.F) {
+	f.Add("disk-clean", "member-1", "member-2")
+	f.Add("a-b", "c", "b-c")
+	f.Add(strings.Repeat("a", 253), strings.Repeat("c.", 126)+"x", strings.Repeat("c.", 126)+"y")
+	f.Add("", "", "-")
+	f.Fuzz(func(t *testing.T, clusterJob, cluster, other string) {
+		got := MemberRunName(clusterJob, cluster)
+		if errs := validation.IsDNS1123Subdomain(got); len(errs) != 0 {
+			t.Fatalf("MemberRunName(%q, %q) = %q: %v", clusterJob, cluster, got, errs)
+		}
+		if MemberRunName(clusterJob, cluster) != got {
+			t.Fatalf("MemberRunName(%q, %q) not stable", clusterJob, cluster)
+		}
+		if other != cluster && MemberRunName(clusterJob, other) == got {
+			t.Fatalf("clusters %q and %q share MemberRun name %q", cluster, other, got)
+		}
+		if other != clusterJob && MemberRunName(other, cluster) == got {
+			t.Fatalf("ClusterJobs %q and %q share MemberRun name %q", clusterJob, other, got)
 		}
 	})
 }

@@ -62,7 +62,7 @@ var _ = Describe("Writing a ClusterJob status", func() {
 		cj.Status = maximalStatus(2)
 		cj.Status.Clusters[1].FailedNodes = append(cj.Status.Clusters[1].FailedNodes, fleetv1.NodeFailure{Node: "node-6"})
 		expectInvalid(k8sClient.Status().Update(ctx, cj),
-			"status.clusters[1].failedNodes", "must have at most 5 items")
+			"status.clusters", "failedNodes must have at most 5 items")
 	})
 
 	It("rejects an over-long cluster message, naming the field", func() {
