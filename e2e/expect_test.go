@@ -178,11 +178,23 @@ func create(cj *fleetv1.ClusterJob) {
 	GinkgoWriter.Printf("Created ClusterJob %s/%s uid %s\n", cj.Namespace, cj.Name, cj.UID)
 }
 
-// latest reads cj from the hub.
+// latest reads cj from the hub, with every cluster's row in
+// Status.Clusters, read from its MemberRuns (sorted by cluster), as
+// `kubectl fleetjob status` shows them: the hub keeps the rows there.
 func latest(cj *fleetv1.ClusterJob) func(Gomega) *fleetv1.ClusterJob {
 	return func(g Gomega) *fleetv1.ClusterJob {
 		out := &fleetv1.ClusterJob{}
 		g.Expect(f.hub.Get(ctx, client.ObjectKeyFromObject(cj), out)).To(Succeed())
+		g.Expect(out.Status.Clusters).To(BeEmpty(), "the hub writes rows into MemberRuns")
+		runs := &fleetv1.MemberRunList{}
+		g.Expect(f.hub.List(ctx, runs, client.InNamespace(out.Namespace),
+			client.MatchingLabels{fleetv1.ClusterJobUIDLabel: string(out.UID)})).To(Succeed())
+		slices.SortFunc(runs.Items, func(a, b fleetv1.MemberRun) int { return cmp.Compare(a.Spec.Cluster, b.Spec.Cluster) })
+		for _, mr := range runs.Items {
+			if mr.Status.Name != "" {
+				out.Status.Clusters = append(out.Status.Clusters, mr.Status.Row())
+			}
+		}
 		return out
 	}
 }

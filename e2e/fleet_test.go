@@ -202,15 +202,15 @@ func (f *fleet) kubectlOK(cluster string, args ...string) string {
 	return out
 }
 
-// installCRDs applies the ClusterJob CRD on the hub and waits until it is
-// served. Server-side: the CRD is larger than client-side apply's
+// installCRDs applies the ClusterJob and MemberRun CRDs on the hub and
+// waits until they are served. Server-side: the CRD is larger than client-side apply's
 // last-applied annotation allows.
 func (f *fleet) installCRDs() {
 	f.kubectlOK("hub", "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(f.root, "config", "crd", "bases"))
 	// `kubectl wait` fails rather than waits while a new CRD has no
 	// conditions yet, hence the retries.
 	Eventually(func() error {
-		_, err := f.run("hub", "", "wait", "--for=condition=Established", "crd/clusterjobs.fleetjob.io", "--timeout=10s")
+		_, err := f.run("hub", "", "wait", "--for=condition=Established", "crd/clusterjobs.fleetjob.io", "crd/memberruns.fleetjob.io", "--timeout=10s")
 		return err
 	}).WithTimeout(time.Minute).Should(Succeed())
 }

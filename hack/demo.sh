@@ -111,13 +111,15 @@ check_pinning() {
   log "${total} of ${total} Jobs ran on exactly their named node"
 }
 
-# wait_established waits for the CRD to serve; `kubectl wait` errors out
+# wait_established waits for the CRDs to serve; `kubectl wait` errors out
 # instead of waiting while a new CRD has no conditions yet.
 wait_established() {
-  local deadline=$((SECONDS + 60))
-  until [[ "$(hub get crd clusterjobs.fleetjob.io -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" == True ]]; do
-    ((SECONDS < deadline)) || fail "the ClusterJob CRD did not become Established within 60s"
-    sleep 1
+  local deadline=$((SECONDS + 60)) crd
+  for crd in clusterjobs.fleetjob.io memberruns.fleetjob.io; do
+    until [[ "$(hub get crd "${crd}" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" == True ]]; do
+      ((SECONDS < deadline)) || fail "the CRD ${crd} did not become Established within 60s"
+      sleep 1
+    done
   done
 }
 

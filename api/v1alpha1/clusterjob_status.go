@@ -57,14 +57,16 @@ const (
 
 // Bounds that keep the status of a large fleet small.
 const (
-	// MaxClusters is the most clusters a ClusterJob runs in and reports on,
-	// derived from what fits: a row with every field at its maximum takes
-	// about 4.9 KB of the stored object (measured by the validation suite:
-	// 100 such rows, with their managedFields, are 483 KiB), and the rows
-	// may take two thirds of the 1.5 MiB object limit, leaving the rest to
-	// the spec and its Job template: 1 MiB / 4.9 KB ≈ 200. Clusters that
-	// match beyond it are left out and named in ClustersLeftOut.
-	MaxClusters = 200
+	// MaxClusters is the most clusters a ClusterJob runs in. Each has its
+	// own MemberRun, so the ClusterJob's status does not grow with them;
+	// the bound keeps one fleet reconcile, which reads every MemberRun of
+	// the run, to milliseconds. Clusters that match beyond it are left out
+	// and named in ClustersLeftOut.
+	MaxClusters = 2000
+	// MaxClusterRows is the most rows the deprecated status.clusters holds:
+	// a row with every field at its maximum takes about 4.9 KB of the
+	// stored object, and 200 of them two thirds of the 1.5 MiB limit.
+	MaxClusterRows = 200
 	// MaxFailedNodeSamples is the most failed nodes listed per cluster; the
 	// full list lives in the member beside the Jobs.
 	MaxFailedNodeSamples = 5
@@ -106,8 +108,9 @@ type ClusterJobStatus struct {
 	Summary Summary `json:"summary,omitzero"`
 
 	// notableClusters are the rows a person looks at first, at most 20:
-	// failed clusters, then running ones, then the rest, each by name. Every
-	// cluster's row is its MemberRun:
+	// failed clusters, then running ones, then the rest, each by name,
+	// without failed-node samples. Every cluster's full row, with up to 500
+	// failed nodes, is its MemberRun:
 	// `kubectl get memberruns -l fleetjob.io/clusterjob=NAME`.
 	// +listType=map
 	// +listMapKey=name
@@ -117,10 +120,9 @@ type ClusterJobStatus struct {
 	NotableClusters []ClusterStatus `json:"notableClusters,omitempty"`
 
 	// clusters had one row per selected member cluster, written by hubs
-	// before MemberRuns; read the MemberRuns instead. Kept so that status
-	// written by an older hub still reads.
-	//
-	// Deprecated: the rows are in MemberRuns and notableClusters.
+	// before MemberRuns (deprecated: this hub writes the rows into
+	// MemberRuns and notableClusters). Kept so that a status written by an
+	// older hub still reads.
 	// +listType=map
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=200

@@ -214,14 +214,14 @@ func (b *bench) installCRDs(ctx context.Context, f *fleet) error {
 	var err error
 	for range 30 {
 		if err = b.runLogged(ctx, "kubectl", nil, kubectl, hub, "wait", "--for=condition=Established",
-			"crd/clusterjobs.fleetjob.io", "--timeout=10s"); err == nil {
+			"crd/clusterjobs.fleetjob.io", "crd/memberruns.fleetjob.io", "--timeout=10s"); err == nil {
 			return nil
 		}
 		if !sleep(ctx, time.Second) {
 			break
 		}
 	}
-	return fmt.Errorf("the ClusterJob CRD is not Established: %w", err)
+	return fmt.Errorf("the fleetjob CRDs are not Established: %w", err)
 }
 
 // register registers every member with `kubectl fleetjob register`, as a

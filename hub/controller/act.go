@@ -20,15 +20,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/hub/fleet"
+	"github.com/fleetjob/fleetjob/hub/member"
 	"github.com/fleetjob/fleetjob/pkg/naming"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 	"github.com/fleetjob/fleetjob/pkg/text"
@@ -40,36 +38,32 @@ type note struct {
 	eventType, reason, message string
 }
 
-// act freezes the plans and starts the groups decided, a bounded number of
-// members at a time, and records failures on the clusters' views so the
-// status shows them.
-func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, views []fleet.Cluster, d fleet.Decision) []note {
-	var mu sync.Mutex
+// act deletes the Jobs whose pods never started, freezes the plan or starts
+// the group decided, records what it learnt, and keeps a failure on the
+// cluster's view so that its row shows it.
+func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, d member.Decision) []note {
 	var notes []note
-	add := func(n note) { mu.Lock(); notes = append(notes, n); mu.Unlock() }
-	r.forEach(len(views), func(i int) {
-		c := &views[i]
-		err := r.deleteTimedOut(ctx, cj, c, add)
-		var created []string
-		var skipped []plan.SkippedNode
-		if g, ok := d.Start[c.Name]; ok && err == nil {
-			created, skipped, err = r.startGroup(ctx, cj, c, g, add)
-		} else if slices.Contains(d.Freeze, c.Name) {
-			err = r.freezePlan(ctx, cj, c, add)
-		}
-		if rerr := r.record(ctx, cj, c, created, skipped); err == nil {
-			err = rerr
-		}
-		if err != nil {
-			c.Error = err
-			add(note{corev1.EventTypeWarning, "MemberError", fmt.Sprintf("cluster %s: %v", c.Name, err)})
-		}
-	})
+	add := func(n note) { notes = append(notes, n) }
+	err := r.deleteTimedOut(ctx, cj, c, add)
+	var created []string
+	var skipped []plan.SkippedNode
+	if d.Start != member.NoGroup && err == nil {
+		created, skipped, err = r.startGroup(ctx, cj, c, d.Start, add)
+	} else if d.Freeze {
+		err = r.freezePlan(ctx, cj, c, add)
+	}
+	if rerr := r.record(ctx, cj, c, created, skipped); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		c.Error = err
+		add(note{corev1.EventTypeWarning, "MemberError", fmt.Sprintf("cluster %s: %v", c.Name, err)})
+	}
 	return notes
 }
 
 // freezePlan computes and stores the cluster's plan: the cluster starts.
-func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, add func(note)) error {
+func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, add func(note)) error {
 	m, _ := r.Members.Member(c.Name)
 	cl, run, ok := r.member(ctx, cj, m)
 	if !ok {
@@ -99,7 +93,7 @@ func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *
 // record writes what this reconcile learnt of the cluster's nodes to its
 // results record: the Jobs just created, seen, or finished. It writes only
 // where the hub reads the run now, and at most once.
-func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, created []string, skipped []plan.SkippedNode) error {
+func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, created []string, skipped []plan.SkippedNode) error {
 	if !c.State.Planned || c.Error != nil || !c.Reachable {
 		return nil
 	}
@@ -118,7 +112,7 @@ func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *flee
 
 // deleteTimedOut deletes the Jobs of nodes whose pod never started: they
 // count as failed, and a pod that starts late must not run the node.
-func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, add func(note)) error {
+func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, add func(note)) error {
 	if len(c.StartTimedOut) == 0 {
 		return nil
 	}
@@ -141,7 +135,7 @@ func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob,
 
 // startGroup creates the Jobs of group g in the cluster, and returns the
 // nodes it created Jobs for and those it skipped.
-func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *fleet.Cluster, g int, add func(note)) ([]string, []plan.SkippedNode, error) {
+func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, g int, add func(note)) ([]string, []plan.SkippedNode, error) {
 	m, _ := r.Members.Member(c.Name)
 	cl, run, ok := r.member(ctx, cj, m)
 	if !ok {
@@ -185,12 +179,9 @@ func nodeStartTimeout(cj *fleetv1.ClusterJob) time.Duration {
 	return fleetv1.DefaultNodeStartTimeout
 }
 
-// emit sends the notes, and the run's end, after the status was written: an
-// event never tells of a state the API does not show.
+// emit sends the notes, and the run's end, after the ClusterJob's status
+// was written: an event never tells of a state the API does not show.
 func (r *Reconciler) emit(cj *fleetv1.ClusterJob, notes []note, prevPhase fleetv1.Phase) {
-	if r.Recorder == nil {
-		return
-	}
 	if !prevPhase.IsFinished() && cj.Status.Phase.IsFinished() {
 		kind := corev1.EventTypeNormal
 		if cj.Status.Phase == fleetv1.PhaseFailed {
@@ -198,6 +189,15 @@ func (r *Reconciler) emit(cj *fleetv1.ClusterJob, notes []note, prevPhase fleetv
 		}
 		notes = append(notes, note{kind, string(cj.Status.Phase), fmt.Sprintf("run %s: %s clusters finished, %s nodes succeeded, %d failed",
 			cj.Status.Phase, cj.Status.Summary.ClusterProgress, cj.Status.Summary.NodeProgress, cj.Status.Summary.Nodes.Failed)})
+	}
+	r.emitNotes(cj, notes)
+}
+
+// emitNotes sends the notes as events on the ClusterJob, where a person
+// running it looks: `kubectl describe clusterjob`.
+func (r *Reconciler) emitNotes(cj *fleetv1.ClusterJob, notes []note) {
+	if r.Recorder == nil {
+		return
 	}
 	for _, n := range notes {
 		r.Recorder.Eventf(cj, nil, n.eventType, n.reason, "Reconcile", "%s", text.Truncate(n.message, text.MaxEventNote))

@@ -14,9 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package controller holds the hub's ClusterJob reconciler: it observes the
-// run in every selected member cluster, asks hub/fleet what to do, does it
-// through spoke, and writes the status once.
+// Package controller holds the hub's two reconcilers. The fleet
+// reconciler (ClusterJob) selects the run's clusters, creates one MemberRun
+// per cluster, admits and halts them as hub/fleet decides, and sums their
+// rows into the ClusterJob's status; it reads hub objects only. The member
+// reconciler (MemberRun) runs the ClusterJob in one member: it observes that
+// member, asks hub/member what to do, does it through spoke, and writes the
+// MemberRun's status once. An event in one member reads and writes nothing
+// of another.
 package controller
 
 import (
@@ -46,10 +51,14 @@ import (
 // +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=fleetjob.io,resources=memberruns,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=fleetjob.io,resources=memberruns/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=fleetjob.io,resources=memberruns/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 
-// Finalizer holds a ClusterJob until its Jobs and plans are gone from every
-// member: owner references cannot reach across clusters.
+// Finalizer holds a MemberRun until the run's Jobs and plans are gone from
+// its member (owner references cannot reach across clusters), and a
+// ClusterJob until its MemberRuns are gone.
 const Finalizer = "fleetjob.io/cleanup"
 
 // conflictRetry is how soon a reconcile that lost a status write retries:
@@ -80,7 +89,8 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// MemberTimeout bounds the work done in one member per reconcile.
 	MemberTimeout time.Duration
-	// Parallelism is how many members are observed or acted on at once.
+	// Parallelism is how many MemberRuns are reconciled at once, and how
+	// many hub writes one ClusterJob's reconcile makes at once.
 	Parallelism int
 	// HubID is this hub's identity, set as a label on everything it creates
 	// in members; it only ever deletes objects with its own.
@@ -92,7 +102,9 @@ type Options struct {
 	GCMinAge time.Duration
 }
 
-// Reconciler runs ClusterJobs across the fleet.
+// Reconciler runs ClusterJobs across the fleet: one fleet reconciler over
+// ClusterJobs and one member reconciler over MemberRuns, sharing the
+// registry, the options and the hub client.
 type Reconciler struct {
 	Manager mcmanager.Manager
 	Hub     client.Client
@@ -111,16 +123,17 @@ type Reconciler struct {
 	plans spoke.Plans
 }
 
-// Reconcile fetches, observes every selected member, decides, acts and
-// writes status once.
-func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+// reconcileClusterJob fetches the ClusterJob and its MemberRuns, creates
+// them when the run starts, decides for the fleet, admits and halts
+// MemberRuns, and writes the ClusterJob's status once.
+func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
 	cj := &fleetv1.ClusterJob{}
 	if err := r.Hub.Get(ctx, req.NamespacedName, cj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("clusterjob", req.NamespacedName))
 	if !cj.DeletionTimestamp.IsZero() {
-		return r.finalize(ctx, cj)
+		return r.finalizeClusterJob(ctx, cj)
 	}
 	if err := r.ensureFinalizer(ctx, cj); err != nil {
 		return ctrl.Result{}, err
@@ -128,16 +141,24 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if cj.Status.Phase.IsFinished() {
 		return ctrl.Result{}, nil // a finished run is a record; nothing restarts it
 	}
-	names, leftOut, err := r.selectClusters(ctx, cj)
+	runs, err := r.memberRuns(ctx, cj)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	in := r.input(cj, r.observe(ctx, cj, names))
-	in.LeftOut = leftOut
+	var leftOut []string
+	if len(runs) == 0 && !selected(cj) {
+		if runs, leftOut, err = r.startRun(ctx, cj); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	in := fleet.Input{
+		Spec: &cj.Spec, Runs: fleetRuns(runs), LeftOut: leftOut, Now: r.Clock.Now(), Created: cj.CreationTimestamp.Time,
+		EmptySelectionGrace: r.Options.EmptySelectionGrace,
+	}
 	decision := fleet.Decide(in)
-	notes := r.act(ctx, cj, in.Clusters, decision)
-	// After act: what it failed at is retried too.
-	requeue := fleet.RequeueAfter(in)
+	if err := r.admitAndHalt(ctx, runs, decision); err != nil {
+		return ctrl.Result{}, err
+	}
 	status := fleet.Status(in, decision, &cj.Status, cj.Generation)
 	prevPhase := cj.Status.Phase
 	if err := r.writeStatus(ctx, cj, status); err != nil {
@@ -153,22 +174,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req mcreconcile.Request) (ct
 	if cj.Status.Phase.IsFinished() {
 		r.finishes.forget(naming.LabelValue(string(cj.UID)))
 	}
+	var notes []note
 	if len(leftOut) > 0 {
 		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ConditionClustersLeftOut, fleet.LeftOutMessage(leftOut)})
 	}
 	r.emit(cj, notes, prevPhase)
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	return ctrl.Result{RequeueAfter: decision.RequeueAfter}, nil
 }
 
-func (r *Reconciler) input(cj *fleetv1.ClusterJob, clusters []fleet.Cluster) fleet.Input {
-	return fleet.Input{
-		Spec: &cj.Spec, Clusters: clusters, Now: r.Clock.Now(), Created: cj.CreationTimestamp.Time,
-		UnreachableTimeout:   r.Options.UnreachableTimeout,
-		NodeStartTimeout:     nodeStartTimeout(cj),
-		MemberErrorTimeout:   r.Options.MemberErrorTimeout,
-		EmptySelectionGrace:  r.Options.EmptySelectionGrace,
-		ConnectingGraceUntil: r.startedAt.Add(r.Options.ConnectTimeout),
-	}
+// selected tells whether the run's clusters were selected: they are then
+// its MemberRuns, and a cluster registered later never joins.
+func selected(cj *fleetv1.ClusterJob) bool {
+	return cj.Status.StartTime != nil || cj.Status.Summary.Clusters.Total > 0
 }
 
 func (r *Reconciler) ensureFinalizer(ctx context.Context, cj *fleetv1.ClusterJob) error {

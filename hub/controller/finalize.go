@@ -21,6 +21,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,59 +41,45 @@ import (
 // permission) until the deadline.
 const cleanupRetry = 5 * time.Second
 
-// finalize removes the run's Jobs and plans from every member it ran in,
-// then lets the ClusterJob go. Every member, reachable or not, may hold the
-// deletion at most UnreachableTimeout from the deletion request; what is
+// finalizeMemberRun removes the run's Jobs and plans from the MemberRun's
+// member, then lets the MemberRun go. The member, reachable or not, may hold
+// the deletion at most UnreachableTimeout from the deletion request; what is
 // left then is named in a Warning event, and garbage collection removes it
-// when it can.
-func (r *Reconciler) finalize(ctx context.Context, cj *fleetv1.ClusterJob) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(cj, Finalizer) {
+// when it can. A cluster that never started and cannot be reached now, such
+// as a refused duplicate registration, does not hold it: garbage collection
+// covers it when it connects.
+func (r *Reconciler) finalizeMemberRun(ctx context.Context, mr *fleetv1.MemberRun) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(mr, Finalizer) {
 		return ctrl.Result{}, nil
 	}
-	members := r.runMembers(cj)
-	results := make([]cleanResult, len(members))
-	r.forEach(len(members), func(i int) { results[i] = r.cleanMember(ctx, cj, members[i]) })
-	deadline := cj.DeletionTimestamp.Add(r.Options.UnreachableTimeout)
-	now := r.Clock.Now()
-	var waiting, abandoned []string
-	for i, res := range results {
-		switch {
-		case res.done():
-		case now.Before(deadline):
-			waiting = append(waiting, members[i].Name)
-		default:
-			abandoned = append(abandoned, fmt.Sprintf("cluster %s: %s", members[i].Name, res))
-		}
+	var res cleanResult
+	m, registered := r.Members.Member(mr.Spec.Cluster)
+	touched := registered && (mr.Status.StartTime != nil || m.Engaged && m.Reachable)
+	if touched {
+		res = r.cleanMember(ctx, types.UID(mr.Spec.ClusterJobUID), m)
 	}
-	if len(waiting) > 0 {
-		log.FromContext(ctx).Info("Waiting for members to clean up", "clusters", waiting, "deadline", deadline)
+	deadline := mr.DeletionTimestamp.Add(r.Options.UnreachableTimeout)
+	now := r.Clock.Now()
+	if touched && !res.done() && now.Before(deadline) {
+		log.FromContext(ctx).Info("Waiting for the member to clean up", "deadline", deadline, "result", res.String())
 		return ctrl.Result{RequeueAfter: min(deadline.Sub(now), cleanupRetry)}, nil
 	}
-	patch := client.MergeFromWithOptions(cj.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	controllerutil.RemoveFinalizer(cj, Finalizer)
-	if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Patch(ctx, cj, patch) }); err != nil {
+	patch := client.MergeFromWithOptions(mr.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(mr, Finalizer)
+	if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Patch(ctx, mr, patch) }); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	for _, what := range abandoned {
-		r.Recorder.Eventf(cj, nil, corev1.EventTypeWarning, "CleanupAbandoned", "Delete", "%s",
-			text.Truncate(fmt.Sprintf("deletion deadline of %s passed; %s", r.Options.UnreachableTimeout, what), text.MaxEventNote))
+	if touched && !res.done() && r.Recorder != nil {
+		// The ClusterJob waits for its MemberRuns, so it is still there
+		// to tell; the MemberRun is about to go.
+		var about client.Object = mr
+		if cj, _ := r.clusterJobOf(ctx, mr); cj != nil {
+			about = cj
+		}
+		r.Recorder.Eventf(about, nil, corev1.EventTypeWarning, "CleanupAbandoned", "Delete", "%s",
+			text.Truncate(fmt.Sprintf("deletion deadline of %s passed; cluster %s: %s", r.Options.UnreachableTimeout, mr.Spec.Cluster, res), text.MaxEventNote))
 	}
 	return ctrl.Result{}, nil
-}
-
-// runMembers are the registered members the run may have touched: those of
-// its status rows that started, and any reachable one (a plan may have been
-// stored just before a status write was lost). A cluster that never started
-// and cannot be reached now, such as a refused duplicate registration, does
-// not hold the deletion: garbage collection covers it when it connects.
-func (r *Reconciler) runMembers(cj *fleetv1.ClusterJob) []clusters.Member {
-	var out []clusters.Member
-	for _, row := range cj.Status.Clusters {
-		if m, ok := r.Members.Member(row.Name); ok && (row.StartTime != nil || m.Engaged && m.Reachable) {
-			out = append(out, m)
-		}
-	}
-	return out
 }
 
 // cleanResult is one member's cleanup this reconcile.
@@ -115,13 +103,13 @@ func (c cleanResult) String() string {
 }
 
 // cleanMember deletes the run from one member.
-func (r *Reconciler) cleanMember(ctx context.Context, cj *fleetv1.ClusterJob, m clusters.Member) cleanResult {
-	cl, _, ok := r.member(ctx, cj, m)
+func (r *Reconciler) cleanMember(ctx context.Context, uid types.UID, m clusters.Member) cleanResult {
+	cl, _, ok := r.member(ctx, nil, m)
 	if !ok || !m.Reachable {
 		return cleanResult{}
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	left, err := spoke.Cleanup(ctx, cl.GetClient(), m.Namespace, cj.UID, r.Options.HubID)
+	left, err := spoke.Cleanup(ctx, cl.GetClient(), m.Namespace, uid, r.Options.HubID)
 	return cleanResult{reached: true, left: left, err: err}
 }

@@ -19,11 +19,8 @@ package controller
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -31,55 +28,14 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/clusters"
-	"github.com/fleetjob/fleetjob/hub/fleet"
+	"github.com/fleetjob/fleetjob/hub/member"
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
-// selectClusters returns the run's clusters, sorted by name, and those that
-// matched beyond MaxClusters, left out. The set is taken once, from the
-// registration Secrets, when the run has no status yet; after that it is
-// the status rows, so a cluster registered later never joins a started run
-// and one unregistered mid-run is reported, not forgotten.
-func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob) (names, leftOut []string, err error) {
-	if cj.Status.StartTime != nil || len(cj.Status.Clusters) > 0 {
-		names := make([]string, 0, len(cj.Status.Clusters))
-		for _, row := range cj.Status.Clusters {
-			names = append(names, row.Name)
-		}
-		return names, nil, nil
-	}
-	selector, err := metav1.LabelSelectorAsSelector(cj.Spec.ClusterSelector)
-	if err != nil {
-		return nil, nil, fmt.Errorf("spec.clusterSelector: %w", err)
-	}
-	secrets := &corev1.SecretList{}
-	if err := r.Hub.List(ctx, secrets, client.InNamespace(r.Options.RegistrationNamespace),
-		client.MatchingLabels{fleetv1.RegistrationLabel: "true"}); err != nil {
-		return nil, nil, fmt.Errorf("listing registrations: %w", err)
-	}
-	for _, s := range secrets.Items {
-		if s.DeletionTimestamp.IsZero() && selector.Matches(labels.Set(s.Labels)) {
-			names = append(names, s.Name)
-		}
-	}
-	slices.Sort(names)
-	if len(names) > fleetv1.MaxClusters {
-		return names[:fleetv1.MaxClusters], names[fleetv1.MaxClusters:], nil
-	}
-	return names, nil, nil
-}
-
-// observe reads the run in every cluster, a bounded number at a time.
-func (r *Reconciler) observe(ctx context.Context, cj *fleetv1.ClusterJob, names []string) []fleet.Cluster {
-	out := make([]fleet.Cluster, len(names))
-	r.forEach(len(names), func(i int) {
-		out[i] = r.observeCluster(ctx, cj, names[i], previousRow(cj, names[i]))
-	})
-	return out
-}
-
-func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob, name string, prev *fleetv1.ClusterStatus) fleet.Cluster {
-	c := fleet.Cluster{Name: name, Previous: prev}
+// observeCluster reads the run in one member: the registry's view of it and
+// the run's plan, Jobs and record from its cache.
+func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob, name string, prev *fleetv1.ClusterStatus) member.Cluster {
+	c := member.Cluster{Name: name, Previous: prev}
 	m, ok := r.Members.Member(name)
 	if !ok {
 		c.Reason, c.UnreachableSince = r.unknownMember(ctx, name), r.Clock.Now()
@@ -143,19 +99,10 @@ func (r *Reconciler) member(ctx context.Context, cj *fleetv1.ClusterJob, m clust
 	return cl, spoke.Run{ClusterJob: cj, Cluster: m.Name, Namespace: m.Namespace, Hub: r.Options.HubID, ClusterID: m.ClusterID}, true
 }
 
-func previousRow(cj *fleetv1.ClusterJob, name string) *fleetv1.ClusterStatus {
-	for i := range cj.Status.Clusters {
-		if cj.Status.Clusters[i].Name == name {
-			return &cj.Status.Clusters[i]
-		}
-	}
-	return nil
-}
-
-// forEach runs fn(0..n-1) with at most Parallelism at once: a fleet of
-// hundreds of members is neither walked one by one nor all at once. Every
+// forEach runs fn(0..n-1) with at most Parallelism at once: hundreds of
+// MemberRuns or members are neither walked one by one nor all at once. Every
 // fn runs, even once the reconcile's context is done: callers read a result
-// for each member, and fn bounds its own work.
+// for each, and fn bounds its own work.
 func (r *Reconciler) forEach(n int, fn func(i int)) {
 	workqueue.ParallelizeUntil(context.Background(), max(1, r.Options.Parallelism), n, fn)
 }

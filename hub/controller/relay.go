@@ -39,8 +39,9 @@ import (
 // garbage collection pass over every reachable member every GCInterval
 // catches orphans in members that never reconnect.
 type changeRelay struct {
-	r   *Reconciler
-	out chan<- event.TypedGenericEvent[client.Object]
+	r *Reconciler
+	// clusterJobs wakes the fleet reconciler, memberRuns the member one.
+	clusterJobs, memberRuns chan<- event.TypedGenericEvent[client.Object]
 }
 
 // Start relays changes until ctx ends.
@@ -69,22 +70,39 @@ func (c *changeRelay) Start(ctx context.Context) error {
 			c.r.collectGarbage(ctx, c.r.memberNames())
 		case names := <-changes:
 			c.r.collectGarbage(ctx, names)
-			if !c.wake(ctx) {
+			if !c.wake(ctx, names) {
 				return nil
 			}
 		}
 	}
 }
 
-// wake enqueues every unfinished ClusterJob; false once ctx ended.
-func (c *changeRelay) wake(ctx context.Context) bool {
+// wake enqueues every unfinished ClusterJob, for runs that wait for a
+// first cluster, and the unfinished MemberRuns of the clusters that changed;
+// false once ctx ended.
+func (c *changeRelay) wake(ctx context.Context, clusters []string) bool {
+	send := func(out chan<- event.TypedGenericEvent[client.Object], o client.Object) bool {
+		select {
+		case out <- event.TypedGenericEvent[client.Object]{Object: o}:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	for _, req := range c.r.unfinished(ctx) {
 		cj := &fleetv1.ClusterJob{}
 		cj.Namespace, cj.Name = req.Namespace, req.Name
-		select {
-		case c.out <- event.TypedGenericEvent[client.Object]{Object: cj}:
-		case <-ctx.Done():
+		if !send(c.clusterJobs, cj) {
 			return false
+		}
+	}
+	for _, name := range clusters {
+		for _, req := range c.r.runRequests(ctx, client.MatchingFields{runsInCluster: name}) {
+			mr := &fleetv1.MemberRun{Spec: fleetv1.MemberRunSpec{Cluster: string(req.ClusterName)}}
+			mr.Namespace, mr.Name = req.Namespace, req.Name
+			if !send(c.memberRuns, mr) {
+				return false
+			}
 		}
 	}
 	return true

@@ -38,12 +38,15 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/naming"
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
-// SetupWithManager wires the reconciler: ClusterJobs on the hub; Jobs, plans
-// and node deletions in members, mapped back to their hub ClusterJob; and
-// member connection changes from the registry.
+// SetupWithManager wires the two reconcilers. The fleet reconciler watches
+// ClusterJobs and their MemberRuns on the hub. The member reconciler watches
+// MemberRuns and ClusterJobs on the hub, and the run's Jobs, plans and node
+// deletions in each member, each mapped to the MemberRun of that member
+// only; member connection changes come from the registry.
 func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	r.startedAt = r.Clock.Now()
 	r.finishes = newFinishLog(r.Clock)
@@ -52,41 +55,63 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	if err := r.Members.IndexField(ctx, &batchv1.Job{}, spoke.RunIndex, spoke.RunIndexValue); err != nil {
 		return err
 	}
-	changes := make(chan event.TypedGenericEvent[client.Object])
-	if err := r.Manager.GetLocalManager().Add(&changeRelay{r: r, out: changes}); err != nil {
+	if err := indexMemberRuns(ctx, r.Manager.GetLocalManager().GetFieldIndexer()); err != nil {
+		return err
+	}
+	wakeJobs := make(chan event.TypedGenericEvent[client.Object])
+	wakeRuns := make(chan event.TypedGenericEvent[client.Object])
+	if err := r.Manager.GetLocalManager().Add(&changeRelay{r: r, clusterJobs: wakeJobs, memberRuns: wakeRuns}); err != nil {
 		return err
 	}
 	onHub := []mcbuilder.ForOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
+	ownedOnHub := []mcbuilder.OwnsOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
+	watchOnHub := []mcbuilder.WatchesOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
 	inMembers := []mcbuilder.WatchesOption{mcbuilder.WithEngageWithLocalCluster(false), mcbuilder.WithEngageWithProviderClusters(true)}
+	options := func(workers int) controller.TypedOptions[mcreconcile.Request] {
+		return controller.TypedOptions[mcreconcile.Request]{
+			MaxConcurrentReconciles: workers,
+			// Several managers share a test process; names are not global.
+			SkipNameValidation: ptr.To(true),
+		}
+	}
+	err := mcbuilder.ControllerManagedBy(r.Manager).
+		Named("clusterjob").
+		For(&fleetv1.ClusterJob{}, append(onHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
+		Owns(&fleetv1.MemberRun{}, ownedOnHub...).
+		WatchesRawSource(source.TypedChannel(wakeJobs, handler.TypedEnqueueRequestsFromMapFunc(hubRequest))).
+		WithOptions(options(4)).
+		WithClusterNotFoundWrapper(false).
+		Complete(mcreconcile.Func(r.reconcileClusterJob))
+	if err != nil {
+		return err
+	}
 	nodeGone := mcbuilder.WithPredicates(predicate.Funcs{
 		CreateFunc: func(event.CreateEvent) bool { return false },
 		UpdateFunc: func(event.UpdateEvent) bool { return false },
 	})
 	return mcbuilder.ControllerManagedBy(r.Manager).
-		Named("clusterjob").
-		For(&fleetv1.ClusterJob{}, append(onHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
-		Watches(&batchv1.Job{}, toClusterJob, append(inMembers, mcbuilder.WithPredicates(r.jobChanged()))...).
-		Watches(&corev1.ConfigMap{}, toClusterJob, inMembers...).
-		WatchesMetadata(&corev1.Node{}, r.toRunning, append(inMembers, nodeGone)...).
-		WatchesRawSource(source.TypedChannel(changes, handler.TypedEnqueueRequestsFromMapFunc(hubRequest))).
-		WithOptions(controller.TypedOptions[mcreconcile.Request]{
-			MaxConcurrentReconciles: 4,
-			// Several managers share a test process; names are not global.
-			SkipNameValidation: ptr.To(true),
-		}).
+		Named("memberrun").
+		Watches(&fleetv1.MemberRun{}, toItsCluster, append(watchOnHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
+		Watches(&fleetv1.ClusterJob{}, r.toMemberRuns, append(watchOnHub, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
+		Watches(&batchv1.Job{}, toMemberRun, append(inMembers, mcbuilder.WithPredicates(r.jobChanged()))...).
+		Watches(&corev1.ConfigMap{}, toMemberRun, inMembers...).
+		WatchesMetadata(&corev1.Node{}, r.toRunsInCluster, append(inMembers, nodeGone)...).
+		WatchesRawSource(source.TypedChannel(wakeRuns, handler.TypedEnqueueRequestsFromMapFunc(memberRunRequest))).
+		WithOptions(options(max(1, r.Options.Parallelism))).
 		WithClusterNotFoundWrapper(false).
-		Complete(r)
+		Complete(mcreconcile.Func(r.reconcileMemberRun))
 }
 
-// specOrLifecycleChanged drops the ClusterJob's own status writes: they
-// would wake the reconciler for nothing.
+// specOrLifecycleChanged drops an object's status writes, which would wake
+// the reconciler that made them for nothing, and its other updates that
+// leave the spec, deletion and finalizers as they were. A MemberRun created
+// by the fleet reconciler does wake the member reconciler.
 func specOrLifecycleChanged() predicate.Predicate {
 	return predicate.Or(predicate.GenerationChangedPredicate{}, predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			return !e.ObjectNew.GetDeletionTimestamp().Equal(e.ObjectOld.GetDeletionTimestamp()) ||
 				len(e.ObjectNew.GetFinalizers()) != len(e.ObjectOld.GetFinalizers())
 		},
-		CreateFunc:  func(event.CreateEvent) bool { return false },
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	})
@@ -109,24 +134,67 @@ func (r *Reconciler) jobChanged() predicate.Predicate {
 	}}
 }
 
-// toClusterJob maps a member object to its hub ClusterJob. ClusterName stays
-// empty: the request is for the hub, whatever member the event came from.
-func toClusterJob(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+// toMemberRun maps a member object to the MemberRun of its ClusterJob in
+// the member the event came from: the request names that member, and the
+// reconcile reads nothing of another.
+func toMemberRun(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 	return handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []mcreconcile.Request {
-		ns, name, ok := strings.Cut(o.GetAnnotations()[fleetv1.ClusterJobAnnotation], "/")
+		ns, cj, ok := strings.Cut(o.GetAnnotations()[fleetv1.ClusterJobAnnotation], "/")
 		if !ok || o.GetLabels()[fleetv1.ManagedByLabel] != fleetv1.ManagedByValue {
 			return nil
 		}
-		return []mcreconcile.Request{{Request: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: name}}}}
+		return []mcreconcile.Request{runRequest(ns, naming.MemberRunName(cj, string(name)), string(name))}
 	})
 }
 
-// toRunning maps a member event that concerns every run (a node deleted) to
-// every unfinished ClusterJob.
-func (r *Reconciler) toRunning(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
-	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []mcreconcile.Request {
-		return r.unfinished(ctx)
+// toItsCluster maps a hub MemberRun to the request for its member.
+func toItsCluster(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	return handler.TypedEnqueueRequestsFromMapFunc(memberRunRequest)
+}
+
+func memberRunRequest(_ context.Context, o client.Object) []mcreconcile.Request {
+	mr, ok := o.(*fleetv1.MemberRun)
+	if !ok {
+		return nil
+	}
+	return []mcreconcile.Request{runRequest(mr.Namespace, mr.Name, mr.Spec.Cluster)}
+}
+
+func runRequest(namespace, name, cluster string) mcreconcile.Request {
+	return mcreconcile.Request{ClusterName: multicluster.ClusterName(cluster),
+		Request: reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}}
+}
+
+// toMemberRuns maps a ClusterJob's spec change (suspend, resume) to its
+// MemberRuns.
+func (r *Reconciler) toMemberRuns(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []mcreconcile.Request {
+		return r.runRequests(ctx, client.InNamespace(o.GetNamespace()), client.MatchingFields{runsOfClusterJob: string(o.GetUID())})
 	})
+}
+
+// toRunsInCluster maps a member event that concerns every run there (a node
+// deleted) to the cluster's unfinished MemberRuns.
+func (r *Reconciler) toRunsInCluster(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []mcreconcile.Request {
+		return r.runRequests(ctx, client.MatchingFields{runsInCluster: string(name)})
+	})
+}
+
+// runRequests are the requests of the unfinished MemberRuns listed by opts.
+func (r *Reconciler) runRequests(ctx context.Context, opts ...client.ListOption) []mcreconcile.Request {
+	list := &fleetv1.MemberRunList{}
+	if err := r.Hub.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
+		log.FromContext(ctx).Error(err, "Listing MemberRuns")
+		return nil
+	}
+	var out []mcreconcile.Request
+	for i := range list.Items {
+		if mr := &list.Items[i]; !mr.Status.Phase.IsFinished() || !mr.DeletionTimestamp.IsZero() {
+			out = append(out, runRequest(mr.Namespace, mr.Name, mr.Spec.Cluster))
+		}
+	}
+	return out
 }
 
 func (r *Reconciler) unfinished(ctx context.Context) []mcreconcile.Request {

@@ -34,8 +34,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/member"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 	"github.com/fleetjob/fleetjob/spoke"
+	"github.com/fleetjob/fleetjob/test/util/wrappers"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/ from what the tests produce")
@@ -108,8 +110,8 @@ func newFakeWorld(strategy fleetv1.FailureStrategy, maxClusters int32, seed, fai
 		nodes int
 	}{{"member-a", 6}, {"member-b", 9}} {
 		fm := &fakeMember{name: m.name, jobs: map[string]*batchv1.Job{}}
-		for _, n := range nodeNames(m.name, m.nodes) {
-			fm.nodes = append(fm.nodes, readyNode(n))
+		for _, n := range wrappers.NodeNames(m.name, m.nodes) {
+			fm.nodes = append(fm.nodes, wrappers.ReadyNode(n))
 		}
 		w.members = append(w.members, fm)
 	}
@@ -123,11 +125,11 @@ func (w *fakeWorld) run(t *testing.T) []string {
 	for step := 1; step <= maxSteps; step++ {
 		in := w.observe()
 		failedBefore := w.failed
-		d := Decide(in)
+		d := decideWorld(in)
 		w.checkDecision(t, step, d, failedBefore)
 		w.act(t, &in, d)
 		w.checkWorld(t, step)
-		st := Status(in, d, &w.status, 1)
+		st := statusWorld(in, &w.status, 1)
 		w.checkStatus(t, step, st)
 		w.status = st
 		line := fmt.Sprintf("%03d decide %s | status %s", step, formatDecision(d), formatStatus(st))
@@ -145,10 +147,10 @@ func (w *fakeWorld) run(t *testing.T) []string {
 
 // observe is what the reconciler sees: every member engaged and reachable,
 // its state derived from its plan and Jobs, and its last written row.
-func (w *fakeWorld) observe() Input {
-	in := Input{Spec: &w.cj.Spec, Now: w.now, UnreachableTimeout: timeout}
+func (w *fakeWorld) observe() world {
+	in := world{Spec: &w.cj.Spec, Now: w.now, UnreachableTimeout: timeout}
 	for _, m := range w.members {
-		c := Cluster{Name: m.name, Engaged: true, Reachable: true, State: m.state()}
+		c := member.Cluster{Name: m.name, Engaged: true, Reachable: true, State: m.state()}
 		for i := range w.status.Clusters {
 			if w.status.Clusters[i].Name == m.name {
 				c.Previous = w.status.Clusters[i].DeepCopy()
@@ -191,14 +193,14 @@ func (m *fakeMember) nodeOrder() []string {
 // act does what the reconciler does with a decision: freeze the plans of
 // the clusters to plan (and show them as planned to Status, as the
 // reconciler does), and create the Jobs of the groups to start.
-func (w *fakeWorld) act(t *testing.T, in *Input, d Decision) {
+func (w *fakeWorld) act(t *testing.T, in *world, d worldDecision) {
 	t.Helper()
 	for i := range in.Clusters {
 		c, m := &in.Clusters[i], w.members[i]
 		if g, ok := d.Start[c.Name]; ok {
 			for _, n := range c.State.Nodes {
 				if n.Group == g && n.Phase == spoke.NodePending {
-					job := spoke.BuildJob(spoke.Run{ClusterJob: w.cj, Cluster: m.name, Namespace: testNamespace}, n.Node, g, n.GroupName)
+					job := spoke.BuildJob(spoke.Run{ClusterJob: w.cj, Cluster: m.name, Namespace: wrappers.WorkNamespace}, n.Node, g, n.GroupName)
 					job.Status.StartTime = &metav1.Time{Time: w.now}
 					m.jobs[n.Node] = job
 				}
@@ -228,7 +230,7 @@ func (w *fakeWorld) finishSome() string {
 				LastTransitionTime: metav1.Time{Time: w.now}}
 			result := "ok"
 			if w.failOneIn > 0 && w.rng.Uint64()%w.failOneIn == 0 {
-				cond.Type, cond.Reason, cond.Message = batchv1.JobFailed, failReason, failMessage
+				cond.Type, cond.Reason, cond.Message = batchv1.JobFailed, wrappers.FailReason, wrappers.FailMessage
 				result, w.failed = "FAILED", true
 			}
 			j.Status.Conditions = append(j.Status.Conditions, cond)
@@ -242,7 +244,7 @@ func (w *fakeWorld) finishSome() string {
 }
 
 // checkDecision: with exit, nothing new starts once a Job has failed.
-func (w *fakeWorld) checkDecision(t *testing.T, step int, d Decision, failedBefore bool) {
+func (w *fakeWorld) checkDecision(t *testing.T, step int, d worldDecision, failedBefore bool) {
 	t.Helper()
 	if w.cj.Spec.FailureStrategy != fleetv1.FailureStrategyExit || !failedBefore {
 		return
@@ -315,7 +317,7 @@ func (w *fakeWorld) checkEnd(t *testing.T, st fleetv1.ClusterJobStatus) {
 	}
 }
 
-func formatDecision(d Decision) string {
+func formatDecision(d worldDecision) string {
 	var b strings.Builder
 	b.WriteString("plan ")
 	b.WriteString(orDash(strings.Join(d.Freeze, ",")))

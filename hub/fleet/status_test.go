@@ -28,6 +28,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/member"
+	"github.com/fleetjob/fleetjob/test/util/wrappers"
 )
 
 // Condition summaries, "status reason", as conditionSummary writes them.
@@ -78,17 +80,17 @@ func TestStatus(t *testing.T) {
 	suspended := makeClusterJob().Suspend(true).Obj()
 	random := makeClusterJob().RandomOrder().Obj()
 
-	run := func(cluster string, nodes int) *runWrapper { return makeRun(base, cluster, nodes) }
-	done := func(cluster string, nodes int) *runWrapper {
+	run := func(cluster string, nodes int) *wrappers.RunWrapper { return wrappers.MakeRun(base, cluster, nodes) }
+	done := func(cluster string, nodes int) *wrappers.RunWrapper {
 		r := run(cluster, nodes)
-		for g := range r.plan.Groups {
+		for g := range r.Plan().Groups {
 			r.Succeed(r.Group(g)...)
 		}
 		return r
 	}
 	// failedFirst is a 6-node run whose group 0 finished with its first
 	// node failed; group 1 has not started.
-	failedFirst := func(cluster string) *runWrapper {
+	failedFirst := func(cluster string) *wrappers.RunWrapper {
 		r := run(cluster, 6)
 		return r.Fail(r.Group(0)[0]).Succeed(r.Group(0)[1:]...)
 	}
@@ -112,15 +114,15 @@ func TestStatus(t *testing.T) {
 
 	// A run in random order where 7 of 9 nodes failed: the failure sample
 	// must come out sorted although the plan is not.
-	sevenFailed := makeRun(random, "a", 9)
-	failedNames := nodeNames("a", 7)
-	sevenFailed.Fail(failedNames...).Succeed(nodeNames("a", 9)[7:]...)
+	sevenFailed := wrappers.MakeRun(random, "a", 9)
+	failedNames := wrappers.NodeNames("a", 7)
+	sevenFailed.Fail(failedNames...).Succeed(wrappers.NodeNames("a", 9)[7:]...)
 	if order := slices.Concat(sevenFailed.Group(0), sevenFailed.Group(1), sevenFailed.Group(2)); slices.IsSorted(order) {
 		t.Fatalf("The random plan is in name order %v; the failure sample test would prove nothing", order)
 	}
-	failure := func(r *runWrapper, node string) fleetv1.NodeFailure {
-		_, group := r.groupOf(node)
-		return fleetv1.NodeFailure{Node: node, Group: group, Job: r.JobName(node), Reason: failReason, Message: failMessage}
+	failure := func(r *wrappers.RunWrapper, node string) fleetv1.NodeFailure {
+		_, group := r.GroupOf(node)
+		return fleetv1.NodeFailure{Node: node, Group: group, Job: r.JobName(node), Reason: wrappers.FailReason, Message: wrappers.FailMessage}
 	}
 	aFailed := failedFirst("a")
 
@@ -129,7 +131,7 @@ func TestStatus(t *testing.T) {
 	testCases := map[string]struct {
 		cj                 *fleetv1.ClusterJob
 		createdAgo         time.Duration // 0: the input's default
-		clusters           []Cluster
+		clusters           []member.Cluster
 		prev               fleetv1.ClusterJobStatus
 		wantPhase          fleetv1.Phase
 		wantConditions     map[string]string
@@ -162,7 +164,7 @@ func TestStatus(t *testing.T) {
 		},
 		"every cluster completed": {
 			cj: base,
-			clusters: []Cluster{
+			clusters: []member.Cluster{
 				done("a", 6).Cluster().Previous(started(30 * time.Minute)).Obj(),
 				done("b", 3).Cluster().Previous(started(20 * time.Minute)).Obj(),
 			},
@@ -196,7 +198,7 @@ func TestStatus(t *testing.T) {
 		},
 		"7 failed nodes: the row is Failed, a sorted sample of 5, a message naming 3": {
 			cj:             random,
-			clusters:       []Cluster{sevenFailed.Cluster().Previous(started(30 * time.Minute)).Obj()},
+			clusters:       []member.Cluster{sevenFailed.Cluster().Previous(started(30 * time.Minute)).Obj()},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseFailed,
 			wantConditions: wantConditions(false, "", fleetv1.ReasonNodeFailed, false),
@@ -217,12 +219,12 @@ func TestStatus(t *testing.T) {
 
 		"keepgoing, a failed node mid-run: the run goes on": {
 			cj: base,
-			clusters: []Cluster{
-				func() Cluster {
+			clusters: []member.Cluster{
+				func() member.Cluster {
 					r := failedFirst("a")
 					return r.Start(r.Group(1)...).Cluster().Previous(started(30 * time.Minute)).Obj()
 				}(),
-				makeCluster("b").Obj(),
+				wrappers.MakeCluster("b").Obj(),
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseRunning,
@@ -241,8 +243,8 @@ func TestStatus(t *testing.T) {
 		},
 		"keepgoing, every group ran with a failed node: the run ends Failed": {
 			cj: base,
-			clusters: []Cluster{
-				func() Cluster {
+			clusters: []member.Cluster{
+				func() member.Cluster {
 					r := failedFirst("a")
 					return r.Succeed(r.Group(1)...).Cluster().Previous(started(30 * time.Minute)).Obj()
 				}(),
@@ -279,13 +281,13 @@ func TestStatus(t *testing.T) {
 		},
 		"exit, a failed node while another cluster runs: Failed, Running, and Pending Stopped": {
 			cj: exit,
-			clusters: []Cluster{
+			clusters: []member.Cluster{
 				failedFirst("a").Cluster().Previous(started(30 * time.Minute)).Obj(),
-				func() Cluster {
+				func() member.Cluster {
 					r := run("b", 6)
 					return r.Start(r.Group(0)...).Cluster().Previous(started(30 * time.Minute)).Obj()
 				}(),
-				makeCluster("c").Obj(),
+				wrappers.MakeCluster("c").Obj(),
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseRunning,
@@ -313,13 +315,13 @@ func TestStatus(t *testing.T) {
 		},
 		"exit, nothing runs any more: the run ends Failed": {
 			cj: exit,
-			clusters: []Cluster{
+			clusters: []member.Cluster{
 				failedFirst("a").Cluster().Previous(started(30 * time.Minute)).Obj(),
-				func() Cluster {
+				func() member.Cluster {
 					r := run("b", 6)
 					return r.Succeed(r.Group(0)...).Cluster().Previous(started(30 * time.Minute)).Obj()
 				}(),
-				makeCluster("c").Obj(),
+				wrappers.MakeCluster("c").Obj(),
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseFailed,
@@ -355,8 +357,8 @@ func TestStatus(t *testing.T) {
 
 		"an unreachable cluster keeps its last progress": {
 			cj: base,
-			clusters: []Cluster{
-				makeCluster("a").Previous(progress).Disengaged().Unreachable(ago(10 * time.Minute)).Obj(),
+			clusters: []member.Cluster{
+				wrappers.MakeCluster("a").Previous(progress).Disengaged().Unreachable(ago(10 * time.Minute)).Obj(),
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseRunning,
@@ -367,7 +369,7 @@ func TestStatus(t *testing.T) {
 				ClusterProgress: "0/1", NodeProgress: "3/6",
 			},
 			wantRows: []fleetv1.ClusterStatus{{
-				Name: "a", Phase: fleetv1.ClusterRunning, Reason: unreachableReason, Message: unreachableMessage,
+				Name: "a", Phase: fleetv1.ClusterRunning, Reason: wrappers.UnreachableReason, Message: wrappers.UnreachableMessage,
 				UnreachableSince: mt(ago(10 * time.Minute)),
 				Groups:           fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
 				Nodes:     fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 3},
@@ -377,8 +379,8 @@ func TestStatus(t *testing.T) {
 		},
 		"an unreachable cluster past the timeout: Failed UnreachableTimeout": {
 			cj: base,
-			clusters: []Cluster{
-				makeCluster("a").Previous(progress).Disengaged().Unreachable(ago(2 * time.Hour)).Obj(),
+			clusters: []member.Cluster{
+				wrappers.MakeCluster("a").Previous(progress).Disengaged().Unreachable(ago(2 * time.Hour)).Obj(),
 				done("b", 3).Cluster().Previous(started(20 * time.Minute)).Obj(),
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
@@ -387,7 +389,7 @@ func TestStatus(t *testing.T) {
 			wantRows: []fleetv1.ClusterStatus{
 				{
 					Name: "a", Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout,
-					Message:          "unreachable for longer than 1h0m0s: " + unreachableMessage,
+					Message:          "unreachable for longer than 1h0m0s: " + wrappers.UnreachableMessage,
 					UnreachableSince: mt(ago(2 * time.Hour)),
 					Groups:           fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
 					Nodes:     fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 3},
@@ -405,10 +407,10 @@ func TestStatus(t *testing.T) {
 		},
 		"the last row's unreachableSince wins over the registry's": {
 			cj: base,
-			clusters: []Cluster{
-				makeCluster("a").Previous(func() fleetv1.ClusterStatus {
+			clusters: []member.Cluster{
+				wrappers.MakeCluster("a").Previous(func() fleetv1.ClusterStatus {
 					row := progress
-					row.Reachable, row.Reason, row.UnreachableSince = false, unreachableReason, mt(ago(50*time.Minute))
+					row.Reachable, row.Reason, row.UnreachableSince = false, wrappers.UnreachableReason, mt(ago(50*time.Minute))
 					return row
 				}()).Disengaged().Unreachable(ago(time.Minute)).Obj(),
 			},
@@ -416,7 +418,7 @@ func TestStatus(t *testing.T) {
 			wantPhase:      fleetv1.PhaseRunning,
 			wantConditions: wantConditions(true, runningConditions, "", false),
 			wantRows: []fleetv1.ClusterStatus{{
-				Name: "a", Phase: fleetv1.ClusterRunning, Reason: unreachableReason, Message: unreachableMessage,
+				Name: "a", Phase: fleetv1.ClusterRunning, Reason: wrappers.UnreachableReason, Message: wrappers.UnreachableMessage,
 				UnreachableSince: mt(ago(50 * time.Minute)),
 				Groups:           fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
 				Nodes:     fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 3},
@@ -426,10 +428,10 @@ func TestStatus(t *testing.T) {
 		},
 		"the last row's unreachableSince past the timeout times the cluster out": {
 			cj: base,
-			clusters: []Cluster{
-				makeCluster("a").Previous(func() fleetv1.ClusterStatus {
+			clusters: []member.Cluster{
+				wrappers.MakeCluster("a").Previous(func() fleetv1.ClusterStatus {
 					row := progress
-					row.Reachable, row.Reason, row.UnreachableSince = false, unreachableReason, mt(ago(2*time.Hour))
+					row.Reachable, row.Reason, row.UnreachableSince = false, wrappers.UnreachableReason, mt(ago(2*time.Hour))
 					return row
 				}()).Disengaged().Unreachable(ago(time.Minute)).Obj(),
 			},
@@ -438,7 +440,7 @@ func TestStatus(t *testing.T) {
 			wantConditions: wantConditions(false, "", fleetv1.ReasonUnreachableTimeout, false),
 			wantRows: []fleetv1.ClusterStatus{{
 				Name: "a", Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout,
-				Message:          "unreachable for longer than 1h0m0s: " + unreachableMessage,
+				Message:          "unreachable for longer than 1h0m0s: " + wrappers.UnreachableMessage,
 				UnreachableSince: mt(ago(2 * time.Hour)),
 				Groups:           fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
 				Nodes:     fleetv1.NodeCounts{Total: 6, Running: 3, Succeeded: 3},
@@ -449,8 +451,8 @@ func TestStatus(t *testing.T) {
 		},
 		"a Completed row stays Completed when its cluster goes away, even past the timeout": {
 			cj: base,
-			clusters: []Cluster{
-				makeCluster("a").Previous(completedRow).Disengaged().Unreachable(ago(2 * time.Hour)).Obj(),
+			clusters: []member.Cluster{
+				wrappers.MakeCluster("a").Previous(completedRow).Disengaged().Unreachable(ago(2 * time.Hour)).Obj(),
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseCompleted,
@@ -465,7 +467,7 @@ func TestStatus(t *testing.T) {
 		},
 		"a Failed row stays Failed when its cluster comes back": {
 			cj: base,
-			clusters: []Cluster{
+			clusters: []member.Cluster{
 				run("a", 6).Cluster().Previous(fleetv1.ClusterStatus{
 					Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout, Message: "unreachable for longer than 1h0m0s",
 					StartTime: mt(ago(3 * time.Hour)), CompletionTime: mt(ago(time.Hour)),
@@ -486,13 +488,13 @@ func TestStatus(t *testing.T) {
 
 		"maxConcurrentClusters 1: the clusters that wait are Pending WaitingForTurn": {
 			cj: one,
-			clusters: []Cluster{
-				func() Cluster {
+			clusters: []member.Cluster{
+				func() member.Cluster {
 					r := run("a", 6)
 					return r.Start(r.Group(0)...).Cluster().Previous(started(10 * time.Minute)).Obj()
 				}(),
-				makeCluster("b").Obj(),
-				makeCluster("c").Obj(),
+				wrappers.MakeCluster("b").Obj(),
+				wrappers.MakeCluster("c").Obj(),
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(10 * time.Minute))},
 			wantPhase:      fleetv1.PhaseRunning,
@@ -516,12 +518,12 @@ func TestStatus(t *testing.T) {
 		},
 		"suspended mid-run: Suspended, unstarted clusters Pending Suspended": {
 			cj: suspended,
-			clusters: []Cluster{
-				func() Cluster {
+			clusters: []member.Cluster{
+				func() member.Cluster {
 					r := run("a", 6)
 					return r.Succeed(r.Group(0)...).Cluster().Previous(started(10 * time.Minute)).Obj()
 				}(),
-				makeCluster("b").Obj(),
+				wrappers.MakeCluster("b").Obj(),
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(10 * time.Minute))},
 			wantPhase:      fleetv1.PhaseRunning,
@@ -539,7 +541,7 @@ func TestStatus(t *testing.T) {
 		},
 		"suspended before anything started: Pending": {
 			cj:             suspended,
-			clusters:       []Cluster{makeCluster("a").Obj()},
+			clusters:       []member.Cluster{wrappers.MakeCluster("a").Obj()},
 			wantPhase:      fleetv1.PhasePending,
 			wantConditions: wantConditions(true, fleetv1.ReasonSuspended, "", true),
 			wantRows: []fleetv1.ClusterStatus{
@@ -548,7 +550,7 @@ func TestStatus(t *testing.T) {
 		},
 		"not started, being planned: Pending": {
 			cj:             base,
-			clusters:       []Cluster{makeCluster("a").Obj()},
+			clusters:       []member.Cluster{wrappers.MakeCluster("a").Obj()},
 			wantPhase:      fleetv1.PhasePending,
 			wantConditions: wantConditions(true, fleetv1.ReasonPending, "", false),
 			wantRows: []fleetv1.ClusterStatus{
@@ -557,8 +559,8 @@ func TestStatus(t *testing.T) {
 		},
 		"skipped nodes of the plan are counted": {
 			cj: base,
-			clusters: []Cluster{func() Cluster {
-				r := makeRun(base, "a", 4, "a-x1", "a-x2")
+			clusters: []member.Cluster{func() member.Cluster {
+				r := wrappers.MakeRun(base, "a", 4, "a-x1", "a-x2")
 				return r.Succeed(r.Group(0)...).Cluster().Obj()
 			}()},
 			wantPhase:      fleetv1.PhaseRunning,
@@ -578,8 +580,8 @@ func TestStatus(t *testing.T) {
 		},
 		"a node deleted before its Job started is skipped too": {
 			cj: base,
-			clusters: []Cluster{func() Cluster {
-				r := makeRun(base, "a", 4, "a-x1", "a-x2")
+			clusters: []member.Cluster{func() member.Cluster {
+				r := wrappers.MakeRun(base, "a", 4, "a-x1", "a-x2")
 				return r.Succeed(r.Group(0)...).Deleted("a-n04").Cluster().Previous(started(10 * time.Minute)).Obj()
 			}()},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(10 * time.Minute))},
@@ -597,7 +599,7 @@ func TestStatus(t *testing.T) {
 
 		"the run's start time is carried from the last status": {
 			cj: base,
-			clusters: []Cluster{func() Cluster {
+			clusters: []member.Cluster{func() member.Cluster {
 				r := run("a", 6)
 				return r.Start(r.Group(0)...).Cluster().Previous(started(10 * time.Minute)).Obj()
 			}()},
@@ -608,12 +610,12 @@ func TestStatus(t *testing.T) {
 		},
 		"no start time yet: the earliest cluster start": {
 			cj: base,
-			clusters: []Cluster{
-				func() Cluster {
+			clusters: []member.Cluster{
+				func() member.Cluster {
 					r := run("a", 6)
 					return r.Start(r.Group(0)...).Cluster().Previous(started(10 * time.Minute)).Obj()
 				}(),
-				func() Cluster {
+				func() member.Cluster {
 					r := run("b", 6)
 					return r.Start(r.Group(0)...).Cluster().Previous(started(20 * time.Minute)).Obj()
 				}(),
@@ -624,7 +626,7 @@ func TestStatus(t *testing.T) {
 		},
 		"the run's completion time is carried from the last status": {
 			cj:       base,
-			clusters: []Cluster{makeCluster("a").Previous(completedRow).Obj()},
+			clusters: []member.Cluster{wrappers.MakeCluster("a").Previous(completedRow).Obj()},
 			prev: fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseCompleted,
 				StartTime: mt(ago(30 * time.Minute)), CompletionTime: mt(ago(5 * time.Minute))},
 			wantPhase:          fleetv1.PhaseCompleted,
@@ -636,9 +638,9 @@ func TestStatus(t *testing.T) {
 		// The cases below describe bugs in decide.go (finished); see the report.
 		"exit, a started cluster that cannot be read this time is not finished": {
 			cj: exit,
-			clusters: []Cluster{
+			clusters: []member.Cluster{
 				failedFirst("a").Cluster().Previous(started(30 * time.Minute)).Obj(),
-				makeCluster("b").Previous(progress).Error("listing the Jobs of the run: context deadline exceeded").Obj(),
+				wrappers.MakeCluster("b").Previous(progress).Error("listing the Jobs of the run: context deadline exceeded").Obj(),
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseRunning,
@@ -664,9 +666,9 @@ func TestStatus(t *testing.T) {
 		},
 		"exit, a never-started cluster the hub has no client for is Stopped, and the run ends": {
 			cj: exit,
-			clusters: []Cluster{
+			clusters: []member.Cluster{
 				failedFirst("a").Cluster().Previous(started(30 * time.Minute)).Obj(),
-				makeCluster("b").Disengaged().Unreachable(ago(10 * time.Minute)).Obj(),
+				wrappers.MakeCluster("b").Disengaged().Unreachable(ago(10 * time.Minute)).Obj(),
 			},
 			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(30 * time.Minute))},
 			wantPhase:      fleetv1.PhaseFailed,
@@ -696,7 +698,7 @@ func TestStatus(t *testing.T) {
 				in.Created = ago(tc.createdAgo)
 			}
 			prev := tc.prev.DeepCopy()
-			got := Status(in, Decide(in), prev, 1)
+			got := statusWorld(in, prev, 1)
 			if got.ObservedGeneration != 1 {
 				t.Errorf("ObservedGeneration = %d, want 1", got.ObservedGeneration)
 			}
@@ -778,8 +780,8 @@ func checkCounts(t *testing.T, st fleetv1.ClusterJobStatus) {
 // controller under a fake clock writes fake-clock times.
 func TestStatusConditionTimes(t *testing.T) {
 	cj := makeClusterJob().Obj()
-	running := func() Cluster {
-		r := makeRun(cj, "a", 6)
+	running := func() member.Cluster {
+		r := wrappers.MakeRun(cj, "a", 6)
 		return r.Start(r.Group(0)...).Cluster().Previous(startedRow(ago(time.Hour))).Obj()
 	}()
 	earlier := metav1.NewTime(ago(time.Hour))
@@ -793,19 +795,19 @@ func TestStatusConditionTimes(t *testing.T) {
 		},
 	}
 	testCases := map[string]struct {
-		clusters  []Cluster
+		clusters  []member.Cluster
 		prev      fleetv1.ClusterJobStatus
 		wantTimes map[string]time.Time
 	}{
 		"first status: every condition is new at Now": {
-			clusters: []Cluster{running},
+			clusters: []member.Cluster{running},
 			wantTimes: map[string]time.Time{
 				fleetv1.ConditionProgressing: now, fleetv1.ConditionComplete: now,
 				fleetv1.ConditionFailed: now, fleetv1.ConditionSuspended: now,
 			},
 		},
 		"no transition: the times are kept": {
-			clusters: []Cluster{running},
+			clusters: []member.Cluster{running},
 			prev:     prevRunning,
 			wantTimes: map[string]time.Time{
 				fleetv1.ConditionProgressing: earlier.Time, fleetv1.ConditionComplete: earlier.Time,
@@ -813,8 +815,8 @@ func TestStatusConditionTimes(t *testing.T) {
 			},
 		},
 		"the run completes: the conditions that flipped moved at Now": {
-			clusters: []Cluster{func() Cluster {
-				r := makeRun(cj, "a", 3)
+			clusters: []member.Cluster{func() member.Cluster {
+				r := wrappers.MakeRun(cj, "a", 3)
 				return r.Succeed(r.Group(0)...).Cluster().Previous(startedRow(ago(time.Hour))).Obj()
 			}()},
 			prev: prevRunning,
@@ -827,7 +829,7 @@ func TestStatusConditionTimes(t *testing.T) {
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
 			in := input(cj, tc.clusters...)
-			got := Status(in, Decide(in), &tc.prev, 1)
+			got := statusWorld(in, &tc.prev, 1)
 			gotTimes := map[string]time.Time{}
 			for _, c := range got.Conditions {
 				gotTimes[c.Type] = c.LastTransitionTime.Time
@@ -847,53 +849,53 @@ func TestStatusCurrentGroup(t *testing.T) {
 	suspended := makeClusterJob().Suspend(true).Obj()
 	testCases := map[string]struct {
 		cj                   *fleetv1.ClusterJob
-		run                  func(r *runWrapper)
+		run                  func(r *wrappers.RunWrapper)
 		wantCurrentGroup     int32
 		wantCurrentGroupName string
 	}{
 		"nothing started yet: the first group": {
 			cj:                   base,
-			run:                  func(r *runWrapper) {},
+			run:                  func(r *wrappers.RunWrapper) {},
 			wantCurrentGroup:     0,
 			wantCurrentGroupName: "batch-1",
 		},
 		"group 1 running": {
 			cj:                   base,
-			run:                  func(r *runWrapper) { r.Succeed(r.Group(0)...).Start(r.Group(1)...) },
+			run:                  func(r *wrappers.RunWrapper) { r.Succeed(r.Group(0)...).Start(r.Group(1)...) },
 			wantCurrentGroup:     1,
 			wantCurrentGroupName: "batch-2",
 		},
 		"group 1 half started": {
 			cj:                   base,
-			run:                  func(r *runWrapper) { r.Succeed(r.Group(0)...).Succeed(r.Group(1)[0]) },
+			run:                  func(r *wrappers.RunWrapper) { r.Succeed(r.Group(0)...).Succeed(r.Group(1)[0]) },
 			wantCurrentGroup:     1,
 			wantCurrentGroupName: "batch-2",
 		},
 		"every group ran: the last": {
 			cj:                   base,
-			run:                  func(r *runWrapper) { r.Succeed(r.Group(0)...).Succeed(r.Group(1)...).Succeed(r.Group(2)...) },
+			run:                  func(r *wrappers.RunWrapper) { r.Succeed(r.Group(0)...).Succeed(r.Group(1)...).Succeed(r.Group(2)...) },
 			wantCurrentGroup:     2,
 			wantCurrentGroupName: "batch-3",
 		},
 		"suspended after group 0: group 0 is the last that ran": {
 			cj:                   suspended,
-			run:                  func(r *runWrapper) { r.Succeed(r.Group(0)...) },
+			run:                  func(r *wrappers.RunWrapper) { r.Succeed(r.Group(0)...) },
 			wantCurrentGroup:     0,
 			wantCurrentGroupName: "batch-1",
 		},
 		"exit stopped the cluster after group 0: group 0 is the last that ran": {
 			cj:                   exit,
-			run:                  func(r *runWrapper) { r.Fail(r.Group(0)[0]).Succeed(r.Group(0)[1:]...) },
+			run:                  func(r *wrappers.RunWrapper) { r.Fail(r.Group(0)[0]).Succeed(r.Group(0)[1:]...) },
 			wantCurrentGroup:     0,
 			wantCurrentGroupName: "batch-1",
 		},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
-			r := makeRun(tc.cj, "a", 9)
+			r := wrappers.MakeRun(tc.cj, "a", 9)
 			tc.run(r)
 			in := input(tc.cj, r.Cluster().Previous(startedRow(ago(time.Hour))).Obj())
-			got := Status(in, Decide(in), &fleetv1.ClusterJobStatus{}, 1).Clusters[0]
+			got := statusWorld(in, &fleetv1.ClusterJobStatus{}, 1).Clusters[0]
 			if got.CurrentGroup == nil || *got.CurrentGroup != tc.wantCurrentGroup || got.CurrentGroupName != tc.wantCurrentGroupName {
 				t.Errorf("currentGroup = %v %q, want %d %q", ptr.Deref(got.CurrentGroup, -1), got.CurrentGroupName,
 					tc.wantCurrentGroup, tc.wantCurrentGroupName)

@@ -19,6 +19,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +27,7 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
+	"github.com/fleetjob/fleetjob/pkg/naming"
 )
 
 // getClusterJob reads ClusterJob name from the hub, in the -n namespace.
@@ -43,6 +45,32 @@ func (o *options) getClusterJob(ctx context.Context, c client.Reader, name strin
 		return nil, fmt.Errorf("reading clusterjob %s/%s on the hub: %w", ns, name, err)
 	}
 	return cj, nil
+}
+
+// withRows fills cj's status.clusters with its clusters' rows, read from its
+// MemberRuns, where the hub keeps them; a ClusterJob whose status was
+// written by a hub older than MemberRuns carries its rows itself. A
+// MemberRun the hub has not written yet shows as its cluster's name.
+func withRows(ctx context.Context, c client.Reader, cj *fleetv1.ClusterJob) error {
+	if len(cj.Status.Clusters) > 0 {
+		return nil
+	}
+	list := &fleetv1.MemberRunList{}
+	if err := c.List(ctx, list, client.InNamespace(cj.Namespace),
+		client.MatchingLabels{fleetv1.ClusterJobUIDLabel: naming.LabelValue(string(cj.UID))}); err != nil {
+		return fmt.Errorf("listing the memberruns of clusterjob %s/%s on the hub: %w", cj.Namespace, cj.Name, err)
+	}
+	for i := range list.Items {
+		mr := &list.Items[i]
+		if mr.Spec.ClusterJobUID != string(cj.UID) {
+			continue
+		}
+		row := mr.Status.Row()
+		row.Name = mr.Spec.Cluster
+		cj.Status.Clusters = append(cj.Status.Clusters, row)
+	}
+	slices.SortFunc(cj.Status.Clusters, func(a, b fleetv1.ClusterStatus) int { return strings.Compare(a.Name, b.Name) })
+	return nil
 }
 
 // pickCluster is --cluster, or the run's only cluster.

@@ -71,6 +71,11 @@ func (o *options) readPlan(ctx context.Context, name, cluster string) (plan.Plan
 	if err != nil {
 		return plan.Plan{}, err
 	}
+	if cluster == "" {
+		if err := withRows(ctx, c, cj); err != nil {
+			return plan.Plan{}, err
+		}
+	}
 	if cluster, err = pickCluster(cj, cluster); err != nil {
 		return plan.Plan{}, err
 	}

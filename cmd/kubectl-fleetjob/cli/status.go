@@ -102,6 +102,11 @@ func (s *statusOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.output == "" {
+		if err := withRows(ctx, c, cj); err != nil {
+			return err
+		}
+	}
 	switch {
 	case s.nodes:
 		return s.showNodes(ctx, cj)
@@ -134,6 +139,9 @@ func (s *statusOptions) follow(ctx context.Context, c client.WithWatch, cj *flee
 		got, ok := ev.Object.(*fleetv1.ClusterJob)
 		if !ok {
 			return false, nil
+		}
+		if err := withRows(ctx, c, got); err != nil {
+			return false, err
 		}
 		last = got
 		d.Draw(render.Status(got, palette, time.Now()))

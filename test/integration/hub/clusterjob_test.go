@@ -18,6 +18,8 @@ package hub
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -89,12 +91,29 @@ func (w *clusterJobWrapper) Suspend(s bool) *clusterJobWrapper {
 // Obj returns the ClusterJob.
 func (w *clusterJobWrapper) Obj() *fleetv1.ClusterJob { return &w.ClusterJob }
 
+// get reads cj and its MemberRuns, and returns cj with every cluster's row
+// in Status.Clusters, sorted by cluster, as `kubectl fleetjob status` shows
+// them: the hub writes the rows into the MemberRuns, not the ClusterJob.
 func get(cj *fleetv1.ClusterJob) func(Gomega) *fleetv1.ClusterJob {
 	return func(g Gomega) *fleetv1.ClusterJob {
 		out := &fleetv1.ClusterJob{}
 		g.Expect(hubC.Get(ctx, client.ObjectKeyFromObject(cj), out)).To(Succeed())
+		g.Expect(out.Status.Clusters).To(BeEmpty(), "the hub writes rows into MemberRuns")
+		for _, mr := range memberRuns(g, out) {
+			out.Status.Clusters = append(out.Status.Clusters, mr.Status.Row())
+		}
 		return out
 	}
+}
+
+// memberRuns are cj's MemberRuns that have a row, sorted by cluster.
+func memberRuns(g Gomega, cj *fleetv1.ClusterJob) []fleetv1.MemberRun {
+	list := &fleetv1.MemberRunList{}
+	g.Expect(hubC.List(ctx, list, client.InNamespace(cj.Namespace),
+		client.MatchingLabels{fleetv1.ClusterJobUIDLabel: naming.LabelValue(string(cj.UID))})).To(Succeed())
+	runs := slices.DeleteFunc(list.Items, func(mr fleetv1.MemberRun) bool { return mr.Status.Name == "" })
+	slices.SortFunc(runs, func(a, b fleetv1.MemberRun) int { return strings.Compare(a.Spec.Cluster, b.Spec.Cluster) })
+	return runs
 }
 
 func phaseOf(cj *fleetv1.ClusterJob) func(Gomega) fleetv1.Phase {

@@ -190,11 +190,11 @@ var _ = Describe("Ownership of member objects", func() {
 		stopHub()
 		// A hub that crash-looped while connecting left this row behind: the
 		// member unreachable for far longer than the timeout.
-		got := get(cj)(Default)
-		patch := client.MergeFromWithOptions(got.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		got.Status.Clusters[0].Reachable, got.Status.Clusters[0].Reason = false, fleetv1.ClusterReasonConnecting
-		got.Status.Clusters[0].UnreachableSince = ptr.To(metav1.NewTime(time.Now().Add(-time.Hour)))
-		Expect(hubC.Status().Patch(ctx, got, patch)).To(Succeed())
+		mr := &memberRuns(Default, get(cj)(Default))[0]
+		patch := client.MergeFromWithOptions(mr.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		mr.Status.Reachable, mr.Status.Reason = false, fleetv1.ClusterReasonConnecting
+		mr.Status.UnreachableSince = ptr.To(metav1.NewTime(time.Now().Add(-time.Hour)))
+		Expect(hubC.Status().Patch(ctx, mr, patch)).To(Succeed())
 
 		stopHub = startHub(hubOptions{unreachableTimeout: 3 * time.Second})
 		a.runner.hold(false)

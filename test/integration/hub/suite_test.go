@@ -166,6 +166,9 @@ type hubOptions struct {
 	gcInterval time.Duration
 	// hubID is --hub-id (default testHubID).
 	hubID string
+	// calls, when set, counts the reconcilers' calls through each member's
+	// clients.
+	calls *callCounter
 }
 
 // testHubID is the identity of the suite's hub.
@@ -205,8 +208,12 @@ func startHub(o hubOptions) func() {
 	Expect(err).NotTo(HaveOccurred())
 	local := mgr.GetLocalManager()
 	provider.SetRecorder(local.GetEventRecorder("fleetjob-hub"))
+	members := mgr
+	if o.calls != nil {
+		members = &countingManager{Manager: mgr, calls: o.calls}
+	}
 	r := &controller.Reconciler{
-		Manager: mgr, Hub: local.GetClient(), HubReader: local.GetAPIReader(), Members: provider,
+		Manager: members, Hub: local.GetClient(), HubReader: local.GetAPIReader(), Members: provider,
 		Recorder: local.GetEventRecorder("fleetjob-hub"), Clock: clock.RealClock{},
 		Options: controller.Options{
 			RegistrationNamespace: workNamespace, UnreachableTimeout: o.unreachableTimeout, MemberTimeout: 10 * time.Second, Parallelism: 4,

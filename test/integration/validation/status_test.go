@@ -29,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/fleet"
 )
 
 // maxObjectBytes is the API server's request (and etcd value) limit for one
@@ -54,8 +55,8 @@ var _ = Describe("Writing a ClusterJob status", func() {
 		Expect(writeMaximalStatus(cj, 100)).To(BeNumerically("<", maxObjectBytes/3))
 	})
 
-	It("keeps MaxClusters clusters with every field at its maximum under two thirds of the object limit", func() {
-		Expect(writeMaximalStatus(cj, fleetv1.MaxClusters)).To(BeNumerically("<", 2*maxObjectBytes/3))
+	It("keeps MaxClusterRows clusters with every field at its maximum under two thirds of the object limit", func() {
+		Expect(writeMaximalStatus(cj, fleetv1.MaxClusterRows)).To(BeNumerically("<", 2*maxObjectBytes/3))
 	})
 
 	It("rejects 6 failedNodes, naming the field", func() {
@@ -79,13 +80,34 @@ var _ = Describe("Writing a ClusterJob status", func() {
 			"status.clusters[0].failedNodes[4].message", "Too long", fmt.Sprint(fleetv1.MaxFailureMessageLength))
 	})
 
-	It("rejects MaxClusters+1 clusters, naming the field", func() {
-		cj.Status.Clusters = make([]fleetv1.ClusterStatus, fleetv1.MaxClusters+1)
+	It("rejects MaxClusterRows+1 clusters, naming the field", func() {
+		cj.Status.Clusters = make([]fleetv1.ClusterStatus, fleetv1.MaxClusterRows+1)
 		for i := range cj.Status.Clusters {
 			cj.Status.Clusters[i] = fleetv1.ClusterStatus{Name: fmt.Sprintf("member-%03d", i)}
 		}
 		expectInvalid(k8sClient.Status().Update(ctx, cj),
-			"status.clusters", fmt.Sprintf("must have at most %d items", fleetv1.MaxClusters))
+			"status.clusters", fmt.Sprintf("must have at most %d items", fleetv1.MaxClusterRows))
+	})
+
+	It("keeps a run of MaxClusters (2,000) clusters, every row at its maximum, under 64 KiB stored", func() {
+		rows := maximalStatus(fleetv1.MaxClusters).Clusters
+		runs := make([]fleet.Run, len(rows))
+		for i, row := range rows {
+			row.Phase = []fleetv1.ClusterPhase{fleetv1.ClusterFailed, fleetv1.ClusterRunning, fleetv1.ClusterCompleted}[i%3]
+			runs[i] = fleet.Run{Cluster: row.Name, Admitted: true, Row: row}
+		}
+		in := fleet.Input{Spec: &cj.Spec, Runs: runs, Now: time.Now(), Created: time.Now()}
+		prev := maximalStatus(0)
+		cj.Status = fleet.Status(in, fleet.Decide(in), &prev, 1)
+		Expect(cj.Status.NotableClusters).To(HaveLen(fleet.MaxNotableClusters))
+		Expect(cj.Status.Summary.Clusters.Total).To(BeEquivalentTo(fleetv1.MaxClusters))
+		Expect(k8sClient.Status().Update(ctx, cj)).To(Succeed())
+		raw := storedJSON(cj)
+		report := fmt.Sprintf("%d bytes (%.1f KiB) for %d clusters: status %d, managedFields %d",
+			len(raw), float64(len(raw))/1024, fleetv1.MaxClusters, partSize(raw, "status"), partSize(raw, "metadata", "managedFields"))
+		AddReportEntry("ClusterJob size of a 2,000-cluster run", report)
+		GinkgoWriter.Println("ClusterJob size of a 2,000-cluster run:", report)
+		Expect(len(raw)).To(BeNumerically("<", 64*1024))
 	})
 
 	It("ignores a spec change sent through the status subresource", func() {

@@ -1,0 +1,231 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/fleet"
+	"github.com/fleetjob/fleetjob/pkg/naming"
+)
+
+// Hub cache indexes of MemberRuns: by their ClusterJob's UID, for the fleet
+// reconciler, and by cluster, for member events that concern every run in
+// a cluster.
+const (
+	runsOfClusterJob = "spec.clusterJobUID"
+	runsInCluster    = "spec.cluster"
+)
+
+func indexMemberRuns(ctx context.Context, indexer client.FieldIndexer) error {
+	if err := indexer.IndexField(ctx, &fleetv1.MemberRun{}, runsOfClusterJob, func(o client.Object) []string {
+		return []string{o.(*fleetv1.MemberRun).Spec.ClusterJobUID}
+	}); err != nil {
+		return err
+	}
+	return indexer.IndexField(ctx, &fleetv1.MemberRun{}, runsInCluster, func(o client.Object) []string {
+		return []string{o.(*fleetv1.MemberRun).Spec.Cluster}
+	})
+}
+
+// memberRuns are the ClusterJob's MemberRuns, sorted by cluster, read from
+// the cache without copies: callers copy before they change one. When the
+// cache holds fewer than the status counts, it may not have seen them all
+// created yet, so the hub's API server answers instead.
+func (r *Reconciler) memberRuns(ctx context.Context, cj *fleetv1.ClusterJob) ([]fleetv1.MemberRun, error) {
+	list := &fleetv1.MemberRunList{}
+	if err := r.Hub.List(ctx, list, client.InNamespace(cj.Namespace), client.MatchingFields{runsOfClusterJob: string(cj.UID)},
+		client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing MemberRuns: %w", err)
+	}
+	if len(list.Items) < int(cj.Status.Summary.Clusters.Total) {
+		ctx, cancel := context.WithTimeout(ctx, hubWriteTimeout)
+		defer cancel()
+		list = &fleetv1.MemberRunList{}
+		if err := r.HubReader.List(ctx, list, client.InNamespace(cj.Namespace),
+			client.MatchingLabels{fleetv1.ClusterJobUIDLabel: naming.LabelValue(string(cj.UID))}); err != nil {
+			return nil, fmt.Errorf("listing MemberRuns: %w", err)
+		}
+	}
+	runs := slices.DeleteFunc(list.Items, func(mr fleetv1.MemberRun) bool { return mr.Spec.ClusterJobUID != string(cj.UID) })
+	slices.SortFunc(runs, func(a, b fleetv1.MemberRun) int { return strings.Compare(a.Spec.Cluster, b.Spec.Cluster) })
+	return runs, nil
+}
+
+// fleetRuns is what hub/fleet sees of each MemberRun.
+func fleetRuns(runs []fleetv1.MemberRun) []fleet.Run {
+	out := make([]fleet.Run, len(runs))
+	for i := range runs {
+		mr := &runs[i]
+		row := mr.Status.Row()
+		row.Name = mr.Spec.Cluster
+		out[i] = fleet.Run{Cluster: mr.Spec.Cluster, Admitted: mr.Spec.Admitted, Halted: mr.Spec.Halt != nil, Row: row}
+	}
+	return out
+}
+
+// startRun selects the run's clusters and creates their MemberRuns, the
+// first ones admitted as hub/fleet decides, and returns them with the
+// clusters left out beyond MaxClusters. Creating one that exists is not an
+// error: a status write lost after a first try leaves them behind.
+func (r *Reconciler) startRun(ctx context.Context, cj *fleetv1.ClusterJob) ([]fleetv1.MemberRun, []string, error) {
+	names, leftOut, err := r.selectClusters(ctx, cj)
+	if err != nil || len(names) == 0 {
+		return nil, leftOut, err
+	}
+	runs := make([]fleetv1.MemberRun, len(names))
+	for i, name := range names {
+		runs[i] = r.newMemberRun(cj, name)
+	}
+	admit := fleet.Decide(fleet.Input{Spec: &cj.Spec, Runs: fleetRuns(runs), Now: r.Clock.Now(), Created: cj.CreationTimestamp.Time}).Admit
+	errs := make([]error, len(runs))
+	r.forEach(len(runs), func(i int) {
+		runs[i].Spec.Admitted = slices.Contains(admit, runs[i].Spec.Cluster)
+		mr := runs[i].DeepCopy()
+		if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Create(ctx, mr) }); err != nil && !apierrors.IsAlreadyExists(err) {
+			errs[i] = fmt.Errorf("creating MemberRun %s: %w", mr.Name, err)
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, nil, err
+	}
+	log.FromContext(ctx).Info("Started run", "clusters", len(runs), "admitted", len(admit))
+	return runs, leftOut, nil
+}
+
+// newMemberRun is the MemberRun of cj in cluster, owned by cj and held by
+// the cleanup finalizer from its creation.
+func (r *Reconciler) newMemberRun(cj *fleetv1.ClusterJob, cluster string) fleetv1.MemberRun {
+	mr := fleetv1.MemberRun{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: naming.MemberRunName(cj.Name, cluster), Namespace: cj.Namespace,
+			Labels: map[string]string{
+				fleetv1.ClusterJobLabel:    naming.LabelValue(cj.Name),
+				fleetv1.ClusterJobUIDLabel: naming.LabelValue(string(cj.UID)),
+				fleetv1.ClusterLabel:       naming.LabelValue(cluster),
+			},
+			Annotations: map[string]string{fleetv1.ClusterAnnotation: cluster},
+			Finalizers:  []string{Finalizer},
+		},
+		Spec: fleetv1.MemberRunSpec{ClusterJob: cj.Name, ClusterJobUID: string(cj.UID), Cluster: cluster},
+	}
+	// The scheme knows ClusterJob: this cannot fail.
+	_ = controllerutil.SetControllerReference(cj, &mr, r.Hub.Scheme())
+	return mr
+}
+
+// selectClusters returns the clusters the registration Secrets select,
+// sorted by name, and those that matched beyond MaxClusters, left out.
+func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob) (names, leftOut []string, err error) {
+	selector, err := metav1.LabelSelectorAsSelector(cj.Spec.ClusterSelector)
+	if err != nil {
+		return nil, nil, fmt.Errorf("spec.clusterSelector: %w", err)
+	}
+	secrets := &corev1.SecretList{}
+	if err := r.Hub.List(ctx, secrets, client.InNamespace(r.Options.RegistrationNamespace),
+		client.MatchingLabels{fleetv1.RegistrationLabel: "true"}); err != nil {
+		return nil, nil, fmt.Errorf("listing registrations: %w", err)
+	}
+	for _, s := range secrets.Items {
+		if s.DeletionTimestamp.IsZero() && selector.Matches(labels.Set(s.Labels)) {
+			names = append(names, s.Name)
+		}
+	}
+	slices.Sort(names)
+	if len(names) > fleetv1.MaxClusters {
+		return names[:fleetv1.MaxClusters], names[fleetv1.MaxClusters:], nil
+	}
+	return names, nil, nil
+}
+
+// admitAndHalt writes the fleet's decision into the MemberRuns' specs, a
+// bounded number at a time. runs are the cache's: each is copied first.
+func (r *Reconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun, d fleet.Decision) error {
+	var mu sync.Mutex
+	var errs []error
+	r.forEach(len(runs), func(i int) {
+		admit := slices.Contains(d.Admit, runs[i].Spec.Cluster) && !runs[i].Spec.Admitted
+		halt := d.Halt != nil && runs[i].Spec.Halt == nil && !runs[i].Status.Phase.IsFinished()
+		if !admit && !halt {
+			return
+		}
+		mr := runs[i].DeepCopy()
+		patch := client.MergeFromWithOptions(mr.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		if admit {
+			mr.Spec.Admitted = true
+		}
+		if halt {
+			mr.Spec.Halt = d.Halt.DeepCopy()
+		}
+		if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Patch(ctx, mr, patch) }); err != nil {
+			mu.Lock()
+			errs = append(errs, fmt.Errorf("updating MemberRun %s: %w", mr.Name, err))
+			mu.Unlock()
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// finalizeClusterJob deletes the run's MemberRuns, whose finalizers clean
+// their members, each within its own deadline, and lets the ClusterJob go
+// once they are gone. The API server answers, not the cache: a MemberRun
+// created a moment ago must not be missed.
+func (r *Reconciler) finalizeClusterJob(ctx context.Context, cj *fleetv1.ClusterJob) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(cj, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	list := &fleetv1.MemberRunList{}
+	listCtx, cancel := context.WithTimeout(ctx, hubWriteTimeout)
+	defer cancel()
+	if err := r.HubReader.List(listCtx, list, client.InNamespace(cj.Namespace),
+		client.MatchingLabels{fleetv1.ClusterJobUIDLabel: naming.LabelValue(string(cj.UID))}); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing MemberRuns: %w", err)
+	}
+	runs := slices.DeleteFunc(list.Items, func(mr fleetv1.MemberRun) bool { return mr.Spec.ClusterJobUID != string(cj.UID) })
+	if len(runs) > 0 {
+		errs := make([]error, len(runs))
+		r.forEach(len(runs), func(i int) {
+			if runs[i].DeletionTimestamp.IsZero() {
+				errs[i] = client.IgnoreNotFound(r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Delete(ctx, &runs[i]) }))
+			}
+		})
+		log.FromContext(ctx).Info("Waiting for MemberRuns to clean up their members", "left", len(runs))
+		// Their deletion wakes us; the retry only paces a stuck one.
+		return ctrl.Result{RequeueAfter: cleanupRetry}, errors.Join(errs...)
+	}
+	patch := client.MergeFromWithOptions(cj.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	controllerutil.RemoveFinalizer(cj, Finalizer)
+	if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Patch(ctx, cj, patch) }); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, nil
+}

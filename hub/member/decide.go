@@ -1,0 +1,313 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package member holds the hub's pure decisions for one ClusterJob's run in
+// one member cluster: whether its plan is frozen now, which group starts
+// next, when a fault fails the cluster, and the cluster's row. The fleet's
+// say (the cluster's turn, a stop from elsewhere) comes in as Admitted and
+// Halt; hub/fleet makes those decisions. Nothing here does I/O.
+package member
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/spoke"
+)
+
+// Cluster is what the hub knows of one selected cluster in this reconcile.
+type Cluster struct {
+	Name string
+	// Engaged means the hub has a synced client for the cluster; State is
+	// meaningful only then (possibly stale if the cluster just went away).
+	Engaged bool
+	// Reachable is the result of the last probe of the cluster.
+	Reachable bool
+	// Reason and Message tell why the cluster is unreachable.
+	Reason, Message string
+	// UnreachableSince is when the hub lost the cluster (zero if reachable).
+	UnreachableSince time.Time
+	// State is the run in the cluster, read from its plan and Jobs.
+	State spoke.State
+	// Error is a failure to observe or act in the cluster this reconcile.
+	Error error
+	// Previous is the cluster's row in the last written status, if any.
+	Previous *fleetv1.ClusterStatus
+	// StartTimedOut are the Jobs of nodes failed because their pod never
+	// started, to be deleted; NotStarted counts the nodes failed so now.
+	StartTimedOut []string
+	NotStarted    int
+	// ClusterID is the identity of the cluster the registration points at
+	// now, once engaged.
+	ClusterID string
+	// PlanLost means the cluster started but its frozen plan is gone, as
+	// read from the member's API server, not a cache; LeftJobs counts the
+	// run's Jobs still there.
+	PlanLost bool
+	LeftJobs int
+}
+
+// Input is everything Decide and Status look at.
+type Input struct {
+	Spec    *fleetv1.ClusterJobSpec
+	Cluster Cluster
+	// Admitted lets the cluster start: it is its turn under
+	// maxConcurrentClusters (the MemberRun's spec.admitted).
+	Admitted bool
+	// Halt, when set, stops the run here for a reason outside the cluster
+	// (the MemberRun's spec.halt).
+	Halt *fleetv1.Halt
+	Now  time.Time
+	// UnreachableTimeout is how long a cluster may stay unreachable.
+	UnreachableTimeout time.Duration
+	// MemberErrorTimeout is how long the hub's work in a reachable cluster
+	// may keep failing before the cluster fails.
+	MemberErrorTimeout time.Duration
+	// NodeStartTimeout is the run's spec.nodeStartTimeout.
+	NodeStartTimeout time.Duration
+	// ConnectingGraceUntil ends the hub's startup grace: until then, a
+	// cluster the hub is still connecting to accrues no unreachable time, so
+	// the hub's own downtime never fails a cluster.
+	ConnectingGraceUntil time.Time
+}
+
+// NoGroup is Decision.Start when no group starts.
+const NoGroup = -1
+
+// Decision is what the member controller should do now.
+type Decision struct {
+	// Freeze is true when the cluster's plan is to be frozen now: it starts.
+	Freeze bool
+	// Start is the group whose Jobs should be created, or NoGroup.
+	Start int
+	// Stopped is true when the run stops in this cluster: failureStrategy
+	// exit tripped here, or the fleet halted it.
+	Stopped bool
+	// RequeueAfter is the next deadline or retry that no watch event will
+	// announce: a timeout, the retry of a failed call, the end of a grace.
+	RequeueAfter time.Duration
+}
+
+// Decide returns the actions for this reconcile.
+func Decide(in Input) Decision {
+	d := Decision{Start: NoGroup, Stopped: stopped(in), RequeueAfter: RequeueAfter(in)}
+	c := in.Cluster
+	if d.Stopped || ptr.Deref(in.Spec.Suspend, false) || finished(in) {
+		return d
+	}
+	ready := c.Engaged && c.Reachable && c.Error == nil
+	if !started(c) {
+		d.Freeze = in.Admitted && ready
+		return d
+	}
+	if ready && c.State.Planned {
+		if g, ok := nextGroup(c.State); ok {
+			d.Start = g
+		}
+	}
+	return d
+}
+
+// nextGroup is the first unfinished group when it still has nodes to start.
+// A group half created by a controller that died is completed here too.
+func nextGroup(st spoke.State) (int, bool) {
+	g := st.Current()
+	if g < 0 || g >= len(st.Groups) || st.Groups[g].Pending == 0 {
+		return 0, false
+	}
+	return g, true
+}
+
+// stopped tells whether the run stops in this cluster.
+func stopped(in Input) bool { return stopCause(in) != "" }
+
+// stopCause tells why the run stops in this cluster, "" when it does not:
+// the fleet's halt, or, under failureStrategy exit, a failure here, which
+// stops this cluster at once rather than when the fleet has seen it.
+func stopCause(in Input) string {
+	if in.Halt != nil {
+		return in.Halt.Message
+	}
+	if in.Spec.FailureStrategy != fleetv1.FailureStrategyExit {
+		return ""
+	}
+	c := in.Cluster
+	switch f, failed := failure(in, c); {
+	case anyFailed(c):
+		return "a node failed in cluster " + c.Name
+	case failed:
+		return "cluster " + c.Name + " failed: " + f.reason
+	case terminal(c) && c.Previous.Phase == fleetv1.ClusterFailed:
+		return "cluster " + c.Name + " failed: " + c.Previous.Reason
+	}
+	return ""
+}
+
+// started tells whether a cluster's run began: its plan is frozen.
+func started(c Cluster) bool {
+	return c.State.Planned || c.Previous != nil && c.Previous.StartTime != nil
+}
+
+// anyFailed remembers failures from the last status too: a failed cluster
+// that cannot be read now must not lift an exit stop.
+func anyFailed(c Cluster) bool {
+	if c.Previous != nil && c.Previous.Nodes.Failed > 0 {
+		return true
+	}
+	return c.Engaged && c.State.AnyFailed()
+}
+
+// terminal tells whether the cluster's row already says it finished.
+func terminal(c Cluster) bool {
+	return c.Previous != nil && c.Previous.Phase.IsFinished()
+}
+
+// finished tells whether a cluster has nothing left to do: every group ran,
+// it failed, or the run stopped and nothing of it is still running.
+func finished(in Input) bool {
+	c := in.Cluster
+	if _, failed := failure(in, c); terminal(c) || failed {
+		return true
+	}
+	if !started(c) {
+		return stopped(in) // it will never start
+	}
+	if !c.Engaged || !c.State.Planned {
+		return false // unknown now: not finished until seen or timed out
+	}
+	if c.State.Finished() {
+		return true
+	}
+	return stopped(in) && c.State.RunningGroup() < 0
+}
+
+// clusterFailure is why a cluster fails now, for its row.
+type clusterFailure struct{ reason, message string }
+
+// failure tells whether a cluster that has not finished fails now, and why:
+// it stayed unreachable too long, its plan is gone, or the hub's work in it
+// failed in a way retrying cannot heal or for longer than the error timeout.
+// Every way the hub can be stuck on a cluster ends here, in bounded time.
+func failure(in Input, c Cluster) (clusterFailure, bool) {
+	if terminal(c) {
+		return clusterFailure{}, false
+	}
+	switch {
+	case !c.Engaged && c.Reason == fleetv1.ClusterReasonDuplicateCluster:
+		return clusterFailure{c.Reason, c.Message}, true
+	case timedOut(in, c):
+		return clusterFailure{fleetv1.ReasonUnreachableTimeout, fmt.Sprintf("unreachable for longer than %s: %s", in.UnreachableTimeout, c.Message)}, true
+	case changed(c):
+		return clusterFailure{fleetv1.ReasonClusterChanged, fmt.Sprintf("the registration now points at another cluster (kube-system UID %s) than the run started in (%s); "+
+			"nothing of the run is created there", c.ClusterID, c.Previous.ClusterID)}, true
+	case c.PlanLost:
+		return clusterFailure{fleetv1.ReasonPlanLost, fmt.Sprintf("the run's frozen plan is gone from the cluster (%d of its Jobs are left there); "+
+			"re-planning could run a node twice, so the cluster stops", c.LeftJobs)}, true
+	case c.Error != nil:
+		reason, permanent := spoke.ErrorReason(c.Error)
+		if permanent {
+			return clusterFailure{reason, c.Error.Error()}, true
+		}
+		if in.Now.Sub(failingSince(in, c)) >= in.MemberErrorTimeout {
+			return clusterFailure{reason, fmt.Sprintf("failing for longer than %s: %v", in.MemberErrorTimeout, c.Error)}, true
+		}
+	}
+	return clusterFailure{}, false
+}
+
+// changed tells whether the registration points at another cluster than the
+// one the run started in: a rebuilt cluster, or the Secret re-pointed.
+func changed(c Cluster) bool {
+	return c.Engaged && c.ClusterID != "" && c.Previous != nil && c.Previous.ClusterID != "" && c.Previous.ClusterID != c.ClusterID
+}
+
+// timedOut tells whether a cluster stayed unreachable too long. A cluster
+// that never became reachable times out too, or one bad registration would
+// hold the whole run forever.
+func timedOut(in Input, c Cluster) bool {
+	since := unreachableSince(in, c)
+	return !since.IsZero() && !terminal(c) && in.Now.Sub(since) >= in.UnreachableTimeout
+}
+
+// unreachableSince prefers the time written in status, which survives a
+// controller restart, to the registry's, which restarts with it. A cluster
+// the hub is still connecting to in its startup grace is not unreachable:
+// the hub was, and a hub that restarts often must not fail every run.
+func unreachableSince(in Input, c Cluster) time.Time {
+	if c.Reachable && c.Engaged || inStartupGrace(in, c) {
+		return time.Time{}
+	}
+	if c.Previous != nil && c.Previous.UnreachableSince != nil {
+		return c.Previous.UnreachableSince.Time
+	}
+	return c.UnreachableSince
+}
+
+func inStartupGrace(in Input, c Cluster) bool {
+	return c.Reason == fleetv1.ClusterReasonConnecting && in.Now.Before(in.ConnectingGraceUntil)
+}
+
+// failingSince is when the hub's work in a cluster began to fail without a
+// break, kept in status across reconciles and restarts; zero when it works.
+func failingSince(in Input, c Cluster) time.Time {
+	if c.Error == nil {
+		return time.Time{}
+	}
+	if c.Previous != nil && c.Previous.FailingSince != nil {
+		return c.Previous.FailingSince.Time
+	}
+	return in.Now
+}
+
+// maxRetryInterval caps the backoff of a failing cluster: a fault fixed by
+// a person (a namespace created, a permission granted) is picked up within
+// this long, and a cluster that fails for minutes costs two calls a minute.
+const maxRetryInterval = 30 * time.Second
+
+// RequeueAfter is how soon the run must be looked at again when no watch
+// event may come: the next unreachable timeout, the retry of a cluster whose
+// work failed (backing off from 1 s, doubling with the time it has failed,
+// to maxRetryInterval), or the end of the startup grace. Zero means nothing
+// is due.
+func RequeueAfter(in Input) time.Duration {
+	var next time.Duration
+	due := func(d time.Duration) {
+		if d > 0 && (next == 0 || d < next) {
+			next = d
+		}
+	}
+	c := in.Cluster
+	if _, failed := failure(in, c); terminal(c) || failed {
+		return 0 // its status is written now; nothing more is due
+	}
+	if since := unreachableSince(in, c); !since.IsZero() {
+		due(since.Add(in.UnreachableTimeout).Sub(in.Now))
+	}
+	if inStartupGrace(in, c) {
+		due(in.ConnectingGraceUntil.Sub(in.Now))
+	}
+	if t, ok := c.State.StartDeadline(in.NodeStartTimeout); ok && c.Engaged {
+		due(max(time.Second, t.Sub(in.Now))) // no event comes for a pod that never starts
+	}
+	if c.Error != nil {
+		since := failingSince(in, c)
+		due(min(max(time.Second, in.Now.Sub(since)), maxRetryInterval, since.Add(in.MemberErrorTimeout).Sub(in.Now)))
+	}
+	return next
+}

@@ -1,0 +1,176 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package member_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/member"
+	"github.com/fleetjob/fleetjob/test/util/wrappers"
+)
+
+// The tables of hub/fleet check what the fleet and member controllers
+// converge to over whole worlds; these check the member alone, with the
+// fleet's say (admission, halt) as its MemberRun carries it.
+
+func clusterJob(exit bool) *fleetv1.ClusterJob {
+	cj := wrappers.MakeClusterJob("disk-clean", "team-a").Batch(3, fleetv1.BatchOrderAlphabetical).Obj()
+	cj.UID = "3d0c6a8e-91b2-4f57-a7d4-2e6b1c9f0a55"
+	if exit {
+		cj.Spec.FailureStrategy = fleetv1.FailureStrategyExit
+	}
+	return cj
+}
+
+func started() fleetv1.ClusterStatus {
+	return fleetv1.ClusterStatus{Phase: fleetv1.ClusterRunning, Reachable: true, Reason: fleetv1.ReasonRunning,
+		StartTime: &metav1.Time{Time: wrappers.Ago(time.Hour)}}
+}
+
+func TestDecideAndStatus(t *testing.T) {
+	keepgoing, exit := clusterJob(false), clusterJob(true)
+	suspended := clusterJob(false)
+	suspended.Spec.Suspend = ptr.To(true)
+	halt := &fleetv1.Halt{Reason: fleetv1.ReasonStopped, Message: "a node failed in cluster b"}
+	run := func(cj *fleetv1.ClusterJob) *wrappers.RunWrapper { return wrappers.MakeRun(cj, "a", 6) }
+
+	testCases := map[string]struct {
+		cj       *fleetv1.ClusterJob
+		cluster  member.Cluster
+		admitted bool
+		halt     *fleetv1.Halt
+		want     member.Decision
+		wantRow  [3]string // phase, reason, message
+	}{
+		"not admitted: waits for its turn, though ready": {
+			cj: keepgoing, cluster: wrappers.MakeCluster("a").Obj(),
+			want:    member.Decision{Start: member.NoGroup},
+			wantRow: [3]string{"Pending", fleetv1.ReasonWaitingForTurn, "waiting for a slot under clusterRollout.maxConcurrentClusters"},
+		},
+		"admitted and ready: its plan is frozen": {
+			cj: keepgoing, cluster: wrappers.MakeCluster("a").Obj(), admitted: true,
+			want:    member.Decision{Freeze: true, Start: member.NoGroup},
+			wantRow: [3]string{"Pending", fleetv1.ReasonPending, "starting"},
+		},
+		"admitted but unreachable: nothing, until it is back or times out": {
+			cj: keepgoing, cluster: wrappers.MakeCluster("a").Disengaged().Unreachable(wrappers.Ago(time.Minute)).Obj(), admitted: true,
+			want:    member.Decision{Start: member.NoGroup, RequeueAfter: time.Hour - time.Minute},
+			wantRow: [3]string{"Pending", wrappers.UnreachableReason, wrappers.UnreachableMessage},
+		},
+		"admitted but suspended: nothing starts": {
+			cj: suspended, cluster: wrappers.MakeCluster("a").Obj(), admitted: true,
+			want:    member.Decision{Start: member.NoGroup},
+			wantRow: [3]string{"Pending", fleetv1.ReasonSuspended, "spec.suspend is true"},
+		},
+		"planned: group 0 starts": {
+			cj: keepgoing, cluster: run(keepgoing).Cluster().Previous(started()).Obj(), admitted: true,
+			want:    member.Decision{Start: 0},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"halted before it started: never starts, and is done": {
+			cj: keepgoing, cluster: wrappers.MakeCluster("a").Obj(), admitted: true, halt: halt,
+			want:    member.Decision{Start: member.NoGroup, Stopped: true},
+			wantRow: [3]string{"Pending", fleetv1.ReasonStopped, "failureStrategy exit stopped the run before this cluster started: a node failed in cluster b"},
+		},
+		"halted with a group running: no new group, the running one finishes": {
+			cj: keepgoing, cluster: func() member.Cluster {
+				r := run(keepgoing)
+				return r.Succeed(r.Group(0)...).Start(r.Group(1)...).Cluster().Previous(started()).Obj()
+			}(), admitted: true, halt: halt,
+			want:    member.Decision{Start: member.NoGroup, Stopped: true},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"halted between groups: it ends Failed, Stopped": {
+			cj: keepgoing, cluster: func() member.Cluster {
+				r := run(keepgoing)
+				return r.Succeed(r.Group(0)...).Cluster().Previous(started()).Obj()
+			}(), admitted: true, halt: halt,
+			want:    member.Decision{Start: member.NoGroup, Stopped: true},
+			wantRow: [3]string{"Failed", fleetv1.ReasonStopped, "failureStrategy exit stopped the run: a node failed in cluster b"},
+		},
+		"exit, its own node failed: it stops at once, without waiting for the fleet": {
+			cj: exit, cluster: func() member.Cluster {
+				r := run(exit)
+				return r.Fail(r.Group(0)[0]).Succeed(r.Group(0)[1:]...).Cluster().Previous(started()).Obj()
+			}(), admitted: true,
+			want:    member.Decision{Start: member.NoGroup, Stopped: true},
+			wantRow: [3]string{"Failed", fleetv1.ReasonNodeFailed, "1 of 6 nodes failed: a-n01"},
+		},
+		"keepgoing, its own node failed: the next group starts": {
+			cj: keepgoing, cluster: func() member.Cluster {
+				r := run(keepgoing)
+				return r.Fail(r.Group(0)[0]).Succeed(r.Group(0)[1:]...).Cluster().Previous(started()).Obj()
+			}(), admitted: true,
+			want:    member.Decision{Start: 1},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			in := member.Input{Spec: &tc.cj.Spec, Cluster: tc.cluster, Admitted: tc.admitted, Halt: tc.halt, Now: wrappers.Now,
+				UnreachableTimeout: time.Hour, MemberErrorTimeout: 10 * time.Minute, NodeStartTimeout: fleetv1.DefaultNodeStartTimeout}
+			d := member.Decide(in)
+			if diff := cmp.Diff(tc.want, d); diff != "" {
+				t.Errorf("member.Decide() mismatch (-want +got):\n%s", diff)
+			}
+			row := member.Status(in, d)
+			if got := [3]string{string(row.Phase), row.Reason, row.Message}; got != tc.wantRow {
+				t.Errorf("row = %q, want %q", got, tc.wantRow)
+			}
+			if row.Name != tc.cluster.Name {
+				t.Errorf("row.Name = %q, want %q", row.Name, tc.cluster.Name)
+			}
+		})
+	}
+}
+
+// TestStatusFailedNodes: a MemberRun lists up to 500 failed nodes, sorted by
+// name, where a ClusterJob row lists 5.
+func TestStatusFailedNodes(t *testing.T) {
+	cj := clusterJob(false)
+	cj.Spec.Strategy = fleetv1.Strategy{Type: fleetv1.StrategyAll}
+	r := wrappers.MakeRun(cj, "a", 600)
+	r.Fail(r.Group(0)...)
+	in := member.Input{Spec: &cj.Spec, Cluster: r.Cluster().Previous(started()).Obj(), Admitted: true, Now: wrappers.Now,
+		UnreachableTimeout: time.Hour, MemberErrorTimeout: 10 * time.Minute}
+	row := member.Status(in, member.Decide(in))
+	if row.Nodes.Failed != 600 || len(row.FailedNodes) != fleetv1.MaxMemberRunFailedNodes {
+		t.Fatalf("row counts %d failed with %d samples, want 600 with %d", row.Nodes.Failed, len(row.FailedNodes), fleetv1.MaxMemberRunFailedNodes)
+	}
+	names := wrappers.NodeNames("a", 600)
+	slices.Sort(names)
+	for i, f := range row.FailedNodes {
+		if want := names[i]; f.Node != want || f.Reason != wrappers.FailReason {
+			t.Fatalf("failedNodes[%d] = %s (%s), want %s (%s)", i, f.Node, f.Reason, want, wrappers.FailReason)
+		}
+	}
+	var mr fleetv1.MemberRunStatus
+	mr.SetRow(row)
+	if got := mr.Row(); len(got.FailedNodes) != fleetv1.MaxFailedNodeSamples || got.FailedNodes[0].Node != names[0] {
+		t.Errorf("Row() has %d samples from %s, want %d from %s", len(got.FailedNodes), got.FailedNodes[0].Node, fleetv1.MaxFailedNodeSamples, names[0])
+	}
+	if mr.GroupProgress != "1/1" || mr.NodeProgress != "0/600" {
+		t.Errorf("progress columns = %q, %q, want 1/1, 0/600", mr.GroupProgress, mr.NodeProgress)
+	}
+}

@@ -1,0 +1,196 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package member
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/text"
+	"github.com/fleetjob/fleetjob/spoke"
+)
+
+// Status returns the cluster's row for what was observed, given its last
+// written one (Cluster.Previous). A terminal row is kept as it was: a
+// finished cluster does not become unfinished because it went away. The row
+// lists up to MaxMemberRunFailedNodes failed nodes.
+func Status(in Input, d Decision) fleetv1.ClusterStatus {
+	return clusterRow(in, d, in.Cluster)
+}
+
+// clusterRow is one cluster's row.
+func clusterRow(in Input, d Decision, c Cluster) fleetv1.ClusterStatus {
+	row := fleetv1.ClusterStatus{Name: c.Name, Reachable: c.Engaged && c.Reachable}
+	if since := unreachableSince(in, c); !since.IsZero() {
+		row.UnreachableSince = &metav1.Time{Time: since}
+	}
+	if since := failingSince(in, c); !since.IsZero() {
+		row.FailingSince = &metav1.Time{Time: since}
+	}
+	if c.Engaged && c.State.Planned {
+		fillProgress(&row, c.State)
+	} else if c.Previous != nil {
+		keepProgress(&row, c.Previous)
+	}
+	row.Phase, row.Reason, row.Message = clusterPhase(in, d, c, row)
+	if p := c.Previous; p != nil {
+		row.StartTime, row.CompletionTime, row.ClusterID = p.StartTime, p.CompletionTime, p.ClusterID
+	}
+	if row.ClusterID == "" && c.Engaged && c.State.Planned {
+		row.ClusterID = c.ClusterID // the cluster the plan was frozen in
+	}
+	now := metav1.NewTime(in.Now)
+	if row.StartTime == nil && started(c) {
+		row.StartTime = &now
+	}
+	if row.CompletionTime == nil && row.Phase.IsFinished() {
+		row.CompletionTime = &now
+	}
+	return row
+}
+
+// clusterPhase decides a row's phase, reason and message. The first matching
+// case wins; terminal phases are sticky.
+func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (fleetv1.ClusterPhase, string, string) {
+	unreachable := func(phase fleetv1.ClusterPhase) (fleetv1.ClusterPhase, string, string) {
+		return phase, c.Reason, text.Truncate(c.Message, fleetv1.MaxClusterMessageLength)
+	}
+	switch {
+	case c.Previous != nil && c.Previous.Phase.IsFinished():
+		return c.Previous.Phase, c.Previous.Reason, c.Previous.Message
+	case failing(in, c):
+		f, _ := failure(in, c)
+		return fleetv1.ClusterFailed, f.reason, text.Truncate(f.message, fleetv1.MaxClusterMessageLength)
+	case c.Engaged && c.State.Finished():
+		if row.Nodes.Failed > 0 {
+			return fleetv1.ClusterFailed, fleetv1.ReasonNodeFailed, failedMessage(row)
+		}
+		return fleetv1.ClusterCompleted, fleetv1.ReasonCompleted, fmt.Sprintf("%d of %d nodes succeeded", row.Nodes.Succeeded, row.Nodes.Total)
+	case d.Stopped && finished(in):
+		if row.Nodes.Failed > 0 {
+			return fleetv1.ClusterFailed, fleetv1.ReasonNodeFailed, failedMessage(row)
+		}
+		if started(c) {
+			return fleetv1.ClusterFailed, fleetv1.ReasonStopped, text.Truncate("failureStrategy exit stopped the run: "+stopCause(in), fleetv1.MaxClusterMessageLength)
+		}
+		return fleetv1.ClusterPending, fleetv1.ReasonStopped, text.Truncate("failureStrategy exit stopped the run before this cluster started: "+stopCause(in), fleetv1.MaxClusterMessageLength)
+	case !c.Engaged || !c.Reachable:
+		return unreachable(pendingOrRunning(c))
+	case c.Error != nil:
+		reason, _ := spoke.ErrorReason(c.Error)
+		return pendingOrRunning(c), reason, text.Truncate("retrying: "+c.Error.Error(), fleetv1.MaxClusterMessageLength)
+	case !started(c) && ptr.Deref(in.Spec.Suspend, false):
+		return fleetv1.ClusterPending, fleetv1.ReasonSuspended, "spec.suspend is true"
+	case !started(c) && !in.Admitted:
+		return fleetv1.ClusterPending, fleetv1.ReasonWaitingForTurn, "waiting for a slot under clusterRollout.maxConcurrentClusters"
+	case !started(c):
+		return fleetv1.ClusterPending, fleetv1.ReasonPending, "starting"
+	}
+	return fleetv1.ClusterRunning, fleetv1.ReasonRunning, ""
+}
+
+func failing(in Input, c Cluster) bool {
+	_, ok := failure(in, c)
+	return ok
+}
+
+func pendingOrRunning(c Cluster) fleetv1.ClusterPhase {
+	if started(c) {
+		return fleetv1.ClusterRunning
+	}
+	return fleetv1.ClusterPending
+}
+
+// fillProgress copies counts, the current group and a failure sample from
+// the cluster's observed state.
+func fillProgress(row *fleetv1.ClusterStatus, st spoke.State) {
+	row.Groups.Total = int32(len(st.Groups))
+	for _, g := range st.Groups {
+		if g.Finished() {
+			row.Groups.Completed++
+			if g.Failed > 0 {
+				row.Groups.Failed++
+			}
+		}
+	}
+	if len(st.Groups) > 0 {
+		cur := currentGroup(st)
+		row.CurrentGroup = ptr.To(int32(cur))
+		row.CurrentGroupName = text.Truncate(st.Groups[cur].Name, 63)
+	}
+	row.Nodes.Skipped = int32(st.Plan.SkippedCount())
+	var failed []fleetv1.NodeFailure
+	for _, n := range st.Nodes {
+		countNode(&row.Nodes, n.Phase)
+		if n.Phase == spoke.NodeFailed {
+			failed = append(failed, fleetv1.NodeFailure{Node: n.Node, Group: text.Truncate(n.GroupName, 63), Job: n.Job,
+				Reason: text.Truncate(n.Reason, 64), Message: text.Truncate(n.Message, fleetv1.MaxFailureMessageLength)})
+		}
+	}
+	row.Nodes.Total = row.Nodes.Pending + row.Nodes.Running + row.Nodes.Succeeded + row.Nodes.Failed + row.Nodes.Skipped
+	slices.SortFunc(failed, func(a, b fleetv1.NodeFailure) int { return strings.Compare(a.Node, b.Node) })
+	row.FailedNodes = failed[:min(len(failed), fleetv1.MaxMemberRunFailedNodes)]
+}
+
+// currentGroup is the group running now, else the last one that started.
+func currentGroup(st spoke.State) int {
+	if g := st.RunningGroup(); g >= 0 {
+		return g
+	}
+	for g := len(st.Groups) - 1; g > 0; g-- {
+		if st.Groups[g].Started() {
+			return g
+		}
+	}
+	return 0
+}
+
+func countNode(n *fleetv1.NodeCounts, p spoke.NodePhase) {
+	switch p {
+	case spoke.NodePending:
+		n.Pending++
+	case spoke.NodeRunning:
+		n.Running++
+	case spoke.NodeSucceeded:
+		n.Succeeded++
+	case spoke.NodeFailed:
+		n.Failed++
+	case spoke.NodeSkipped:
+		n.Skipped++
+	}
+}
+
+// keepProgress carries the last known progress of a cluster the hub cannot
+// read now.
+func keepProgress(row *fleetv1.ClusterStatus, prev *fleetv1.ClusterStatus) {
+	row.Groups, row.Nodes = prev.Groups, prev.Nodes
+	row.CurrentGroup, row.CurrentGroupName = prev.CurrentGroup, prev.CurrentGroupName
+	row.FailedNodes = prev.FailedNodes
+}
+
+func failedMessage(row fleetv1.ClusterStatus) string {
+	names := make([]string, 0, 3)
+	for _, f := range row.FailedNodes[:min(3, len(row.FailedNodes))] {
+		names = append(names, f.Node)
+	}
+	return text.Truncate(fmt.Sprintf("%d of %d nodes failed: %s", row.Nodes.Failed, row.Nodes.Total, strings.Join(names, ", ")), fleetv1.MaxClusterMessageLength)
+}
