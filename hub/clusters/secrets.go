@@ -50,7 +50,9 @@ func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
 	return ctrl.NewControllerManagedBy(local).
 		Named("fleetjob-registrations").
 		For(&corev1.Secret{}, builder.WithPredicates(inNamespace)).
-		WithOptions(controller.Options{MaxConcurrentReconciles: connectWorkers, SkipNameValidation: ptr.To(true)}).
+		// No priority queue: v0.24's can deadlock on shutdown
+		// (kubernetes-sigs/controller-runtime#3538).
+		WithOptions(controller.Options{MaxConcurrentReconciles: connectWorkers, SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(false)}).
 		Complete(&secretReconciler{provider: p, hub: local.GetClient()})
 }
 

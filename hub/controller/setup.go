@@ -72,6 +72,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 			MaxConcurrentReconciles: workers,
 			// Several managers share a test process; names are not global.
 			SkipNameValidation: ptr.To(true),
+			// controller-runtime v0.24's priority queue can deadlock on
+			// shutdown (kubernetes-sigs/controller-runtime#3538, fixed
+			// after v0.24.1): a stopping hub then hangs past its grace.
+			UsePriorityQueue: ptr.To(false),
 		}
 	}
 	err := mcbuilder.ControllerManagedBy(r.Manager).
