@@ -38,7 +38,7 @@ import (
 
 // otherPlan is the plan ConfigMap of another run in the work namespace.
 func otherPlan() *corev1.ConfigMap {
-	cm, err := planConfigMap(testRun(makeClusterJob("other").UID(otherUID).Obj()), allOf("a"))
+	cm, err := onePlanConfigMap(testRun(makeClusterJob("other").UID(otherUID).Obj()), allOf("a"))
 	if err != nil {
 		panic(err)
 	}

@@ -77,18 +77,7 @@ var errNoDocument = errors.New("no document")
 func decodeDocument(cm *corev1.ConfigMap, key string, v any) error {
 	name := client.ObjectKeyFromObject(cm)
 	if data, ok := cm.BinaryData[key+compressedSuffix]; ok {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return fmt.Errorf("decoding %s of ConfigMap %s: %w", key, name, err)
-		}
-		raw, err := io.ReadAll(io.LimitReader(zr, maxDocumentBytes+1))
-		if err != nil {
-			return fmt.Errorf("decoding %s of ConfigMap %s: %w", key, name, err)
-		}
-		if len(raw) > maxDocumentBytes {
-			return fmt.Errorf("decoding %s of ConfigMap %s: more than %d bytes once decompressed", key, name, maxDocumentBytes)
-		}
-		if err := json.Unmarshal(raw, v); err != nil {
+		if err := decodeCompressed(data, v); err != nil {
 			return fmt.Errorf("decoding %s of ConfigMap %s: %w", key, name, err)
 		}
 		return nil
@@ -101,4 +90,21 @@ func decodeDocument(cm *corev1.ConfigMap, key string, v any) error {
 		return fmt.Errorf("decoding %s of ConfigMap %s: %w", key, name, err)
 	}
 	return nil
+}
+
+// decodeCompressed inflates a compressed document, at most
+// maxDocumentBytes of it, into v.
+func decodeCompressed(data []byte, v any) error {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	raw, err := io.ReadAll(io.LimitReader(zr, maxDocumentBytes+1))
+	if err != nil {
+		return err
+	}
+	if len(raw) > maxDocumentBytes {
+		return fmt.Errorf("more than %d bytes once decompressed", maxDocumentBytes)
+	}
+	return json.Unmarshal(raw, v)
 }

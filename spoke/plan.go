@@ -17,9 +17,13 @@ limitations under the License.
 package spoke
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,10 +41,17 @@ const (
 	planKey = "plan.json"
 	// planComponent is the ComponentLabel value of a plan ConfigMap.
 	planComponent = "plan"
+	// planPartComponent is the ComponentLabel value of the ConfigMaps that
+	// hold the rest of a plan too large for one.
+	planPartComponent = "plan-part"
 	// maxPlanBytes leaves room under the 1 MiB ConfigMap limit for the
 	// object's metadata. Compressed, 10,000 nodes with random 63-character
-	// names take about half of it.
+	// names take about half of it; a larger plan is split into parts of
+	// this size.
 	maxPlanBytes = 900 << 10
+	// maxPlanParts bounds a plan to 16 ConfigMaps, 14 MiB compressed: far
+	// more than the 100,000 nodes a cluster may have need.
+	maxPlanParts = 16
 )
 
 // EnsurePlan returns the run's frozen plan. When there is none, it computes
@@ -58,29 +69,81 @@ func EnsurePlan(ctx context.Context, c client.Client, live client.Reader, run Ru
 	if err != nil {
 		return plan.Plan{}, &PermanentError{Reason: fleetv1.ReasonInvalidSpec, Err: fmt.Errorf("planning cluster %s: %w", run.Cluster, err)}
 	}
-	cm, err := planConfigMap(run, p)
+	cm, parts, err := planConfigMaps(run, p)
 	if err != nil {
 		return plan.Plan{}, err
 	}
-	err = c.Create(ctx, cm)
-	if apierrors.IsNotFound(err) {
-		// A Create in a missing namespace is NotFound, and nothing else a
-		// Create does is.
-		if err = ensureNamespace(ctx, c, run); err == nil {
-			err = c.Create(ctx, cm)
+	// The parts first: the plan ConfigMap, once it exists, says the plan
+	// is frozen, and a reader finds every part it names.
+	for _, part := range parts {
+		if err = createPlanPart(ctx, c, live, run, part); err != nil {
+			break
 		}
+	}
+	if err == nil {
+		err = createInNamespace(ctx, c, run, cm)
 	}
 	var missing *NamespaceMissingError
 	switch {
 	case err == nil:
 		return p, nil
-	case apierrors.IsAlreadyExists(err):
+	case apierrors.IsAlreadyExists(err), errors.Is(err, errPlanStored):
 		return readStoredPlan(ctx, live, client.ObjectKeyFromObject(cm), run)
 	case errors.As(err, &missing):
 		return plan.Plan{}, err // it says all, and the row has room for little
 	default:
 		return plan.Plan{}, fmt.Errorf("creating plan ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
 	}
+}
+
+// createInNamespace creates obj in the run's work namespace, creating the
+// namespace when it is missing: a Create in a missing namespace is
+// NotFound, and nothing else a Create does is.
+func createInNamespace(ctx context.Context, c client.Client, run Run, obj client.Object) error {
+	err := c.Create(ctx, obj)
+	if apierrors.IsNotFound(err) {
+		if err = ensureNamespace(ctx, c, run); err == nil {
+			err = c.Create(ctx, obj)
+		}
+	}
+	return err
+}
+
+// errPlanStored says that the plan ConfigMap exists already: another
+// writer froze the plan first.
+var errPlanStored = errors.New("the plan is stored already")
+
+// createPlanPart creates one part of a split plan. A part that exists with
+// other bytes was left by an attempt that died before it stored the plan
+// ConfigMap: it is replaced, unless the plan ConfigMap exists after all,
+// in which case the stored plan wins (errPlanStored) and no part is
+// touched.
+func createPlanPart(ctx context.Context, c client.Client, live client.Reader, run Run, part *corev1.ConfigMap) error {
+	err := createInNamespace(ctx, c, run, part)
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	var existing corev1.ConfigMap
+	if err := live.Get(ctx, client.ObjectKeyFromObject(part), &existing); err != nil {
+		return fmt.Errorf("reading plan part %s: %w", client.ObjectKeyFromObject(part), err)
+	}
+	if ownedBy(&existing, run.ClusterJob.UID) && bytes.Equal(existing.BinaryData[planKey+compressedSuffix], part.BinaryData[planKey+compressedSuffix]) {
+		return nil
+	}
+	var stored corev1.ConfigMap
+	switch err := live.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.PlanName(run.ClusterJob.UID)}, &stored); {
+	case err == nil:
+		return errPlanStored
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("reading the plan ConfigMap: %w", err)
+	}
+	if !ownedBy(&existing, run.ClusterJob.UID) {
+		return fmt.Errorf("ConfigMap %s exists but does not belong to ClusterJob %s", client.ObjectKeyFromObject(part), run.ClusterJob.UID)
+	}
+	if err := c.Delete(ctx, &existing, client.Preconditions{UID: &existing.UID}); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("replacing a stale plan part %s: %w", client.ObjectKeyFromObject(part), err)
+	}
+	return c.Create(ctx, part)
 }
 
 // ensureNamespace creates the run's work namespace, so that registering a
@@ -105,35 +168,62 @@ func readStoredPlan(ctx context.Context, live client.Reader, key client.ObjectKe
 	if err := live.Get(ctx, key, &stored); err != nil {
 		return plan.Plan{}, fmt.Errorf("reading the existing plan ConfigMap %s: %w", key, err)
 	}
-	return decodePlan(&stored, run, nil)
+	return decodePlan(ctx, live, &stored, run, nil)
 }
 
-// planConfigMap stores p for run. It is immutable: nothing may change a plan
-// once Jobs may have been started from it.
-func planConfigMap(run Run, p plan.Plan) (*corev1.ConfigMap, error) {
+// planConfigMaps stores p for run: its ConfigMap, and the parts that hold
+// the rest of the compressed document when it is larger than one ConfigMap
+// holds. Each is immutable: nothing may change a plan once Jobs may have
+// been started from it.
+func planConfigMaps(run Run, p plan.Plan) (*corev1.ConfigMap, []*corev1.ConfigMap, error) {
 	data, err := encodeDocument(planKey, p)
 	if err != nil {
-		return nil, fmt.Errorf("encoding the plan: %w", err)
+		return nil, nil, fmt.Errorf("encoding the plan: %w", err)
 	}
-	if size := documentSize(data); size > maxPlanBytes {
-		return nil, &PermanentError{Reason: fleetv1.ReasonPlanTooLarge, Err: fmt.Errorf("the plan of cluster %s is %d bytes compressed, more than the %d a ConfigMap can hold: select fewer nodes", run.Cluster, size, maxPlanBytes)}
+	doc := data[planKey+compressedSuffix]
+	chunks := splitBytes(doc, maxPlanBytes)
+	if len(chunks) > maxPlanParts {
+		return nil, nil, &PermanentError{Reason: fleetv1.ReasonPlanTooLarge, Err: fmt.Errorf(
+			"the plan of cluster %s is %d bytes compressed, more than the %d that %d ConfigMaps hold: select fewer nodes",
+			run.Cluster, len(doc), maxPlanParts*maxPlanBytes, maxPlanParts)}
 	}
-	labels := runLabels(run)
-	labels[fleetv1.ComponentLabel] = planComponent
-	annotations := runAnnotations(run)
+	uid := run.ClusterJob.UID
+	cm := newPlanConfigMap(run, naming.PlanName(uid), planComponent, chunks[0])
 	if run.ClusterID != "" {
-		annotations[fleetv1.ClusterIDAnnotation] = run.ClusterID
+		cm.Annotations[fleetv1.ClusterIDAnnotation] = run.ClusterID
 	}
+	if len(chunks) == 1 {
+		return cm, nil, nil
+	}
+	sum := sha256.Sum256(doc)
+	cm.Annotations[fleetv1.PlanPartsAnnotation] = strconv.Itoa(len(chunks))
+	cm.Annotations[fleetv1.PlanDigestAnnotation] = hex.EncodeToString(sum[:])
+	parts := make([]*corev1.ConfigMap, 0, len(chunks)-1)
+	for i, chunk := range chunks[1:] {
+		parts = append(parts, newPlanConfigMap(run, naming.PlanPartName(uid, i+1), planPartComponent, chunk))
+	}
+	return cm, parts, nil
+}
+
+// newPlanConfigMap is an immutable ConfigMap of run holding chunk of its plan.
+func newPlanConfigMap(run Run, name, component string, chunk []byte) *corev1.ConfigMap {
+	labels := runLabels(run)
+	labels[fleetv1.ComponentLabel] = component
 	return &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        naming.PlanName(run.ClusterJob.UID),
-			Namespace:   run.Namespace,
-			Labels:      labels,
-			Annotations: annotations,
-		},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace, Labels: labels, Annotations: runAnnotations(run)},
 		Immutable:  ptr.To(true),
-		BinaryData: data,
-	}, nil
+		BinaryData: map[string][]byte{planKey + compressedSuffix: chunk},
+	}
+}
+
+// splitBytes cuts b into pieces of at most n bytes; an empty b is one
+// empty piece.
+func splitBytes(b []byte, n int) [][]byte {
+	out := [][]byte{b[:min(len(b), n)]}
+	for b = b[min(len(b), n):]; len(b) > 0; b = b[min(len(b), n):] {
+		out = append(out, b[:min(len(b), n)])
+	}
+	return out
 }
 
 // namespaceError names the namespace when a Create failed because it does

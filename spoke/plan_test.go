@@ -151,12 +151,12 @@ func TestEnsurePlan(t *testing.T) {
 			nodes:   readyNodes("a"),
 			wantErr: "planning cluster member-1: spec.strategy.batch.size",
 		},
-		"plan too large for a ConfigMap": {
+		"plan too large for 16 ConfigMaps": {
 			cj: makeClusterJob("disk-clean").Obj(),
-			// Random names do not compress: 6,000 of 250 characters are
-			// more than a ConfigMap holds.
-			nodes:   readyNodes(randomNames(6000, 250)...),
-			wantErr: "compressed, more than the 921600 a ConfigMap can hold",
+			// Random names do not compress: 90,000 of 253 characters are
+			// more than 16 ConfigMaps hold.
+			nodes:   readyNodes(randomNames(90000, 253)...),
+			wantErr: "compressed, more than the 14745600 that 16 ConfigMaps hold",
 		},
 	}
 	for name, tc := range testCases {
@@ -257,9 +257,9 @@ func TestEnsurePlanConfigMap(t *testing.T) {
 func TestLargeClusterFits(t *testing.T) {
 	names := randomNames(10000, 63)
 	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: names}}}
-	cm, err := planConfigMap(testRun(makeClusterJob("disk-clean").Obj()), p)
+	cm, err := onePlanConfigMap(testRun(makeClusterJob("disk-clean").Obj()), p)
 	if err != nil {
-		t.Fatalf("planConfigMap() error = %v", err)
+		t.Fatalf("onePlanConfigMap() error = %v", err)
 	}
 	res := Results{Nodes: map[string]NodeResult{}}
 	for _, n := range names {
@@ -310,7 +310,7 @@ func TestDecodePlan(t *testing.T) {
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
-			got, err := decodePlan(tc.cm, run, nil)
+			got, err := decodePlan(context.Background(), nil, tc.cm, run, nil)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("decodePlan() error = %v, want %q", err, tc.wantErr)
 			}
@@ -337,9 +337,19 @@ func randomNames(n, size int) []string {
 	return names
 }
 
+// onePlanConfigMap is the plan ConfigMap of p for run, which must fit in
+// one.
+func onePlanConfigMap(run Run, p plan.Plan) (*corev1.ConfigMap, error) {
+	cm, parts, err := planConfigMaps(run, p)
+	if err == nil && len(parts) > 0 {
+		err = fmt.Errorf("the plan takes %d ConfigMaps", len(parts)+1)
+	}
+	return cm, err
+}
+
 // planObject is the plan ConfigMap EnsurePlan stores for the test run.
 func planObject(p plan.Plan) *corev1.ConfigMap {
-	cm, err := planConfigMap(testRun(makeClusterJob("disk-clean").Obj()), p)
+	cm, err := onePlanConfigMap(testRun(makeClusterJob("disk-clean").Obj()), p)
 	if err != nil {
 		panic(err)
 	}
@@ -376,13 +386,13 @@ func TestPlansDecodeOnce(t *testing.T) {
 	var plans Plans
 	cm := planObject(allOf("a", "b"))
 	cm.UID = "plan-uid-1"
-	if _, err := decodePlan(cm, run, &plans); err != nil {
+	if _, err := decodePlan(context.Background(), nil, cm, run, &plans); err != nil {
 		t.Fatal(err)
 	}
 	// The same ConfigMap (by UID) is not decoded again: damaging its data
 	// changes nothing, which only a cache hit explains.
 	cm.BinaryData[planKey+".gz"] = []byte("not gzip")
-	got, err := decodePlan(cm, run, &plans)
+	got, err := decodePlan(context.Background(), nil, cm, run, &plans)
 	if err != nil {
 		t.Fatalf("decodePlan() from the cache: %v", err)
 	}
@@ -391,12 +401,12 @@ func TestPlansDecodeOnce(t *testing.T) {
 	}
 	other := cm.DeepCopy()
 	other.Labels[fleetv1.ClusterJobUIDLabel] = "other"
-	if _, err := decodePlan(other, run, &plans); err == nil {
+	if _, err := decodePlan(context.Background(), nil, other, run, &plans); err == nil {
 		t.Error("decodePlan() took another run's ConfigMap for the run's, from the cache")
 	}
 	another := planObject(allOf("c"))
 	another.UID = "plan-uid-2"
-	if got, err := decodePlan(another, run, &plans); err != nil || got.NodeCount() != 1 {
+	if got, err := decodePlan(context.Background(), nil, another, run, &plans); err != nil || got.NodeCount() != 1 {
 		t.Errorf("decodePlan() of another plan = %v, %v; want its own node", got, err)
 	}
 }

@@ -56,6 +56,12 @@ const (
 	// ClusterIDAnnotation, on a plan, holds the identity of the member
 	// cluster it was made in (the UID of its kube-system namespace).
 	ClusterIDAnnotation = "fleetjob.io/cluster-id"
+	// PlanPartsAnnotation, on a plan too large for one ConfigMap, holds how
+	// many ConfigMaps its compressed document is split across (the plan
+	// ConfigMap and the parts named after it); PlanDigestAnnotation holds
+	// the SHA-256 of the whole document, checked when it is read.
+	PlanPartsAnnotation  = "fleetjob.io/plan-parts"
+	PlanDigestAnnotation = "fleetjob.io/plan-digest"
 	// NodeAnnotation holds the full target node name.
 	NodeAnnotation = "fleetjob.io/node"
 	// GroupAnnotation holds the name of the node's group.

@@ -60,7 +60,8 @@ const (
 	// ReasonWorkNamespaceMissing: the work namespace does not exist and the
 	// registered identity may not create it.
 	ReasonWorkNamespaceMissing = "WorkNamespaceMissing"
-	// ReasonPlanTooLarge: the cluster's plan does not fit in a ConfigMap.
+	// ReasonPlanTooLarge: the cluster's plan does not fit in the 16
+	// ConfigMaps a plan may be split across.
 	ReasonPlanTooLarge = "PlanTooLarge"
 	// ReasonInvalidSpec: the ClusterJob's spec cannot be planned.
 	ReasonInvalidSpec = "InvalidSpec"

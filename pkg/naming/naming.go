@@ -23,6 +23,7 @@ package naming
 import (
 	"crypto/sha256"
 	"encoding/base32"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -81,6 +82,12 @@ func MemberRunName(clusterJob, cluster string) string {
 // ClusterJob uid in a member. A UID is 36 characters, so the name is short.
 func PlanName(uid types.UID) string {
 	return "fleetjob-plan-" + sanitize(string(uid))
+}
+
+// PlanPartName is the name of the i-th ConfigMap (from 1) of a plan too
+// large for one, the plan ConfigMap being the 0-th.
+func PlanPartName(uid types.UID, i int) string {
+	return PlanName(uid) + "-part-" + strconv.Itoa(i)
 }
 
 // ResultsName is the name of the ConfigMap that records the per-node
