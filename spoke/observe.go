@@ -50,6 +50,13 @@ type ObserveOption func(*observeOptions)
 type observeOptions struct {
 	indexed bool
 	plans   *Plans
+	records *Records
+}
+
+// WithRecords has Observe take the results record from rs when it is the
+// one last written, and RecordResults keep there what it writes.
+func WithRecords(rs *Records) ObserveOption {
+	return func(o *observeOptions) { o.records = rs }
 }
 
 // WithPlans has Observe take decoded plans from ps, and keep there those it
@@ -89,7 +96,7 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 	if err != nil {
 		return State{}, err
 	}
-	rec, cm, err := ReadResults(ctx, c, run)
+	rec, cm, err := readResults(ctx, c, run, o.records)
 	if err != nil {
 		return State{}, err
 	}
@@ -136,12 +143,16 @@ func withJobs(jobs, more []batchv1.Job) []batchv1.Job {
 // RecordResults writes the run's results record when this reconcile adds
 // to it: Jobs seen or just created (created names their nodes), and nodes
 // that finished. st is the state Observe read, including its record.
-func RecordResults(ctx context.Context, c client.Client, live client.Reader, run Run, st State, created []string, skipped []plan.SkippedNode) error {
+func RecordResults(ctx context.Context, c client.Client, live client.Reader, run Run, st State, created []string, skipped []plan.SkippedNode, opts ...ObserveOption) error {
+	var o observeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	next, changed := Record(st.Recorded, st, created, skipped)
 	if !changed {
 		return nil
 	}
-	return WriteResults(ctx, c, live, run, next, st.RecordObject)
+	return writeResultsMerging(ctx, c, live, run, next, st.RecordObject, o.records)
 }
 
 // listRunJobs lists the run's Jobs from c, by the RunIndex when c has it.

@@ -65,3 +65,51 @@ func (ps *Plans) put(uid types.UID, p plan.Plan) {
 		ps.nodes += n
 	}
 }
+
+// Records keeps the results records the hub wrote last, decoded, so that a
+// reconcile that reads back its own last write does not decode it again:
+// at 1,000 nodes, decoding the record was a tenth of the hub's CPU. An
+// entry stands for the ConfigMap's content at one resourceVersion only. The
+// zero value is ready; it is safe for concurrent use. The records it
+// returns are shared: callers only read them (Record copies before it
+// adds).
+type Records struct {
+	mu      sync.Mutex
+	records map[types.UID]record
+	nodes   int
+}
+
+type record struct {
+	resourceVersion string
+	results         Results
+}
+
+// get returns the record stored in ConfigMap uid at resourceVersion.
+func (rs *Records) get(uid types.UID, resourceVersion string) (Results, bool) {
+	if rs == nil || uid == "" {
+		return Results{}, false
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	r, ok := rs.records[uid]
+	if !ok || r.resourceVersion != resourceVersion {
+		return Results{}, false
+	}
+	return r.results, true
+}
+
+// put keeps res as the content of ConfigMap uid at resourceVersion. Past
+// maxDecodedNodes it starts over, as Plans does.
+func (rs *Records) put(uid types.UID, resourceVersion string, res Results) {
+	if rs == nil || uid == "" || resourceVersion == "" {
+		return
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	old := len(rs.records[uid].results.Nodes)
+	if rs.records == nil || rs.nodes-old+len(res.Nodes) > maxDecodedNodes {
+		rs.records, rs.nodes, old = map[types.UID]record{}, 0, 0
+	}
+	rs.records[uid] = record{resourceVersion: resourceVersion, results: res}
+	rs.nodes += len(res.Nodes) - old
+}

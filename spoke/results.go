@@ -132,6 +132,12 @@ func Record(prev Results, st State, created []string, skipped []plan.SkippedNode
 // ReadResults reads the run's record; it is empty when there is none yet.
 // cm is the stored ConfigMap, nil when there is none.
 func ReadResults(ctx context.Context, r client.Reader, run Run) (Results, *corev1.ConfigMap, error) {
+	return readResults(ctx, r, run, nil)
+}
+
+// readResults is ReadResults, taking the record from records (nil: none)
+// when it is the one last written.
+func readResults(ctx context.Context, r client.Reader, run Run, records *Records) (Results, *corev1.ConfigMap, error) {
 	cm := &corev1.ConfigMap{}
 	key := client.ObjectKey{Namespace: run.Namespace, Name: naming.ResultsName(run.ClusterJob.UID)}
 	if err := r.Get(ctx, key, cm); err != nil {
@@ -142,6 +148,9 @@ func ReadResults(ctx context.Context, r client.Reader, run Run) (Results, *corev
 	}
 	if !ownedBy(cm, run.ClusterJob.UID) {
 		return Results{}, nil, fmt.Errorf("ConfigMap %s exists but does not belong to ClusterJob %s", key, run.ClusterJob.UID)
+	}
+	if res, ok := records.get(cm.UID, cm.ResourceVersion); ok {
+		return res, cm, nil
 	}
 	var res Results
 	if err := decodeDocument(cm, resultsKey, &res); err != nil {
@@ -155,7 +164,13 @@ func ReadResults(ctx context.Context, r client.Reader, run Run) (Results, *corev
 // (a cache behind the last write) merges with the stored record read live
 // and tries once more: records only grow, so merging loses nothing.
 func WriteResults(ctx context.Context, c client.Client, live client.Reader, run Run, res Results, stored *corev1.ConfigMap) error {
-	err := writeResults(ctx, c, run, res, stored)
+	return writeResultsMerging(ctx, c, live, run, res, stored, nil)
+}
+
+// writeResultsMerging is WriteResults, keeping what it wrote in records
+// (nil: nowhere).
+func writeResultsMerging(ctx context.Context, c client.Client, live client.Reader, run Run, res Results, stored *corev1.ConfigMap, records *Records) error {
+	err := writeResults(ctx, c, run, res, stored, records)
 	if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
 		return err
 	}
@@ -163,10 +178,10 @@ func WriteResults(ctx context.Context, c client.Client, live client.Reader, run 
 	if rerr != nil {
 		return rerr
 	}
-	return writeResults(ctx, c, run, merge(current, res), cm)
+	return writeResults(ctx, c, run, merge(current, res), cm, records)
 }
 
-func writeResults(ctx context.Context, c client.Client, run Run, res Results, stored *corev1.ConfigMap) error {
+func writeResults(ctx context.Context, c client.Client, run Run, res Results, stored *corev1.ConfigMap, records *Records) error {
 	data, err := encodeDocument(resultsKey, res)
 	if err != nil {
 		return fmt.Errorf("encoding the results: %w", err)
@@ -182,6 +197,7 @@ func writeResults(ctx context.Context, c client.Client, run Run, res Results, st
 		if err := c.Create(ctx, cm); err != nil {
 			return fmt.Errorf("creating the results ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
 		}
+		records.put(cm.UID, cm.ResourceVersion, res)
 		return nil
 	}
 	cm := stored.DeepCopy()
@@ -191,6 +207,7 @@ func writeResults(ctx context.Context, c client.Client, run Run, res Results, st
 	if err := c.Update(ctx, cm); err != nil {
 		return fmt.Errorf("updating the results ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
 	}
+	records.put(cm.UID, cm.ResourceVersion, res)
 	return nil
 }
 

@@ -42,6 +42,12 @@ const (
 	benchNamespace = "default"
 
 	watchRequestsMetric = "fleetjob_member_watch_requests_total"
+	// reconcilesMetric and reconcileTimeMetric are controller-runtime's,
+	// read for the member controller: how often a run's members were
+	// looked at, and for how long.
+	reconcilesMetric    = "controller_runtime_reconcile_total"
+	reconcileTimeMetric = "controller_runtime_reconcile_time_seconds"
+	memberController    = "memberrun"
 	handoffMetric       = "fleetjob_group_handoff_seconds"
 )
 
@@ -79,6 +85,10 @@ type fleetjobRun struct {
 	// WatchRequests are the watch requests the hub sent to members during
 	// the run; nil when the hub has no such metric.
 	WatchRequests *float64 `json:"watchRequests"`
+	// MemberReconciles and MemberReconcileSeconds are the member
+	// controller's reconciles during the run and their summed wall time.
+	MemberReconciles       *float64 `json:"memberReconciles,omitempty"`
+	MemberReconcileSeconds *float64 `json:"memberReconcileSeconds,omitempty"`
 	// WatchRequestsByResource splits WatchRequests by member resource.
 	WatchRequestsByResource map[string]float64 `json:"watchRequestsByResource,omitempty"`
 	// HubCPUSeconds is the hub's CPU time during the run.
@@ -151,6 +161,13 @@ func (s *session) measureRun(ctx context.Context, run *fleetjobRun, before sampl
 	if okBefore && okAfter {
 		run.WatchRequests = ptr.To(a - b)
 		run.WatchRequestsByResource = byResource(before, after)
+	}
+	rb, okBefore := before.sumWhere(reconcilesMetric, "controller", memberController)
+	ra, okAfter := after.sumWhere(reconcilesMetric, "controller", memberController)
+	tb, _ := before.sumWhere(reconcileTimeMetric+"_sum", "controller", memberController)
+	ta, _ := after.sumWhere(reconcileTimeMetric+"_sum", "controller", memberController)
+	if okBefore && okAfter {
+		run.MemberReconciles, run.MemberReconcileSeconds = ptr.To(ra-rb), ptr.To(ta-tb)
 	}
 	return nil
 }

@@ -116,6 +116,16 @@ func (ss samples) sum(name string) (total float64, ok bool) {
 	return total, ok
 }
 
+// sumWhere is sum over the series of name whose label is value.
+func (ss samples) sumWhere(name, label, value string) (total float64, ok bool) {
+	for _, s := range ss {
+		if s.name == name && s.labels[label] == value {
+			total, ok = total+s.value, true
+		}
+	}
+	return total, ok
+}
+
 // bucket is a cumulative histogram bucket: count observations ≤ le.
 type bucket struct {
 	le    float64

@@ -106,6 +106,9 @@ func (p *phaseResult) addRun(run *fleetjobRun) {
 	} else {
 		p.addNA(run.Name+": member watch requests", "", "hub has no "+watchRequestsMetric)
 	}
+	if n := run.MemberReconciles; n != nil && *n > 0 {
+		p.add(run.Name+": member reconciles", *n, "", fmt.Sprintf("mean %.0f ms each (%s of the memberrun controller)", 1000**run.MemberReconcileSeconds / *n, reconcilesMetric))
+	}
 }
 
 func (r *results) writeJSON(path string) error {

@@ -104,7 +104,7 @@ func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *memb
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	if err := spoke.RecordResults(ctx, cl.GetClient(), cl.GetAPIReader(), run, c.State, created, skipped); err != nil {
+	if err := spoke.RecordResults(ctx, cl.GetClient(), cl.GetAPIReader(), run, c.State, created, skipped, spoke.WithRecords(&r.records)); err != nil {
 		return fmt.Errorf("recording results: %w", err)
 	}
 	return nil

@@ -119,8 +119,11 @@ type Reconciler struct {
 	startedAt time.Time
 	// finishes is when the hub last saw each run's Jobs finish, per member.
 	finishes *finishLog
-	// plans are the members' plans, decoded once each.
-	plans spoke.Plans
+	// plans are the members' plans, decoded once each; records the
+	// results records last written, so that reading one back costs no
+	// decoding.
+	plans   spoke.Plans
+	records spoke.Records
 }
 
 // reconcileClusterJob fetches the ClusterJob and its MemberRuns, creates
