@@ -149,7 +149,10 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 		finished, _ = r.finishes.take(naming.LabelValue(string(cj.UID)), naming.LabelValue(c.Name))
 	}
 	writer := &firstCreate{Client: cl.GetClient(), clock: r.Clock}
+	uid, cluster, group := naming.LabelValue(string(cj.UID)), naming.LabelValue(c.Name), c.State.Groups[g]
+	r.pace.groupStarting(uid, cluster, g, group.Pending+group.Running)
 	created, skipped, err := spoke.StartGroup(ctx, writer, cl.GetAPIReader(), run, c.State, g)
+	r.pace.notCreated(uid, cluster, g, group.Pending-len(created))
 	jobsCreated.Add(float64(len(created)))
 	if !finished.IsZero() && !writer.at.IsZero() {
 		groupHandoff.Observe(writer.at.Sub(finished).Seconds())

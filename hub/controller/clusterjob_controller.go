@@ -119,6 +119,8 @@ type Reconciler struct {
 	startedAt time.Time
 	// finishes is when the hub last saw each run's Jobs finish, per member.
 	finishes *finishLog
+	// pace spaces the reconciles of a MemberRun while its member changes.
+	pace *pacer
 	// plans are the members' plans, decoded once each; records the
 	// results records last written, so that reading one back costs no
 	// decoding.

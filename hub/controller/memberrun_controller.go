@@ -36,6 +36,7 @@ import (
 // MemberRun and its ClusterJob from the hub's cache, observes that member
 // only, decides, acts, and writes the MemberRun's status once.
 func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+	r.pace.reconciling(req.NamespacedName)
 	mr := &fleetv1.MemberRun{}
 	if err := r.Hub.Get(ctx, req.NamespacedName, mr); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

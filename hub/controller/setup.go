@@ -23,6 +23,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -50,6 +51,7 @@ import (
 func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	r.startedAt = r.Clock.Now()
 	r.finishes = newFinishLog(r.Clock)
+	r.pace = newPacer(r.Clock)
 	// On the members only: an index on the hub's own cache would start a
 	// Job informer in the hub cluster.
 	if err := r.Members.IndexField(ctx, &batchv1.Job{}, spoke.RunIndex, spoke.RunIndexValue); err != nil {
@@ -97,8 +99,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 		Named("memberrun").
 		Watches(&fleetv1.MemberRun{}, toItsCluster, append(watchOnHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
 		Watches(&fleetv1.ClusterJob{}, r.toMemberRuns, append(watchOnHub, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
-		Watches(&batchv1.Job{}, toMemberRun, append(inMembers, mcbuilder.WithPredicates(r.jobChanged()))...).
-		Watches(&corev1.ConfigMap{}, toMemberRun, inMembers...).
+		Watches(&batchv1.Job{}, r.toMemberRun, append(inMembers, mcbuilder.WithPredicates(r.jobChanged()))...).
+		Watches(&corev1.ConfigMap{}, r.toMemberRun, inMembers...).
 		WatchesMetadata(&corev1.Node{}, r.toRunsInCluster, append(inMembers, nodeGone)...).
 		WatchesRawSource(source.TypedChannel(wakeRuns, handler.TypedEnqueueRequestsFromMapFunc(memberRunRequest))).
 		WithOptions(options(max(1, r.Options.Parallelism))).
@@ -140,15 +142,48 @@ func (r *Reconciler) jobChanged() predicate.Predicate {
 
 // toMemberRun maps a member object to the MemberRun of its ClusterJob in
 // the member the event came from: the request names that member, and the
-// reconcile reads nothing of another.
-func toMemberRun(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
-	return handler.TypedEnqueueRequestsFromMapFunc(func(_ context.Context, o client.Object) []mcreconcile.Request {
+// reconcile reads nothing of another. Updates are paced (see pacer), but
+// for a Job finishing its group; creations of Jobs (the hub's own) are
+// paced too; a plan created or anything deleted is looked at now.
+func (r *Reconciler) toMemberRun(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	type queue = workqueue.TypedRateLimitingInterface[mcreconcile.Request]
+	request := func(o client.Object) (mcreconcile.Request, bool) {
 		ns, cj, ok := strings.Cut(o.GetAnnotations()[fleetv1.ClusterJobAnnotation], "/")
 		if !ok || o.GetLabels()[fleetv1.ManagedByLabel] != fleetv1.ManagedByValue {
-			return nil
+			return mcreconcile.Request{}, false
 		}
-		return []mcreconcile.Request{runRequest(ns, naming.MemberRunName(cj, string(name)), string(name))}
-	})
+		return runRequest(ns, naming.MemberRunName(cj, string(name)), string(name)), true
+	}
+	now := func(o client.Object, q queue) {
+		if req, ok := request(o); ok {
+			q.Add(req)
+		}
+	}
+	paced := func(o client.Object, q queue) {
+		if req, ok := request(o); ok {
+			q.AddAfter(req, r.pace.delay(req.NamespacedName))
+		}
+	}
+	return handler.TypedFuncs[client.Object, mcreconcile.Request]{
+		CreateFunc: func(_ context.Context, e event.TypedCreateEvent[client.Object], q queue) {
+			if _, isJob := e.Object.(*batchv1.Job); isJob {
+				paced(e.Object, q)
+				return
+			}
+			now(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.TypedUpdateEvent[client.Object], q queue) {
+			old, okOld := e.ObjectOld.(*batchv1.Job)
+			updated, okNew := e.ObjectNew.(*batchv1.Job)
+			if okOld && okNew && r.pace.urgent(old, updated) {
+				now(e.ObjectNew, q)
+				return
+			}
+			paced(e.ObjectNew, q)
+		},
+		DeleteFunc:  func(_ context.Context, e event.TypedDeleteEvent[client.Object], q queue) { now(e.Object, q) },
+		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[client.Object], q queue) { now(e.Object, q) },
+	}
 }
 
 // toItsCluster maps a hub MemberRun to the request for its member.
