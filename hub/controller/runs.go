@@ -88,7 +88,7 @@ func fleetRuns(runs []fleetv1.MemberRun) []fleet.Run {
 		mr := &runs[i]
 		row := mr.Status.Row()
 		row.Name = mr.Spec.Cluster
-		out[i] = fleet.Run{Cluster: mr.Spec.Cluster, Admitted: mr.Spec.Admitted, Halted: mr.Spec.Halt != nil, Row: row}
+		out[i] = fleet.Run{Cluster: mr.Spec.Cluster, Admitted: mr.Spec.Admitted, Row: row}
 	}
 	return out
 }

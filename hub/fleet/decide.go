@@ -34,9 +34,8 @@ import (
 type Run struct {
 	// Cluster is the member cluster's name.
 	Cluster string
-	// Admitted and Halted are the MemberRun's spec.admitted and whether its
-	// spec.halt is set.
-	Admitted, Halted bool
+	// Admitted is the MemberRun's spec.admitted.
+	Admitted bool
 	// Row is the MemberRun's status as a row; only its name is set until
 	// the member controller first writes it.
 	Row fleetv1.ClusterStatus

@@ -102,7 +102,7 @@ func converge(w world) converged {
 			var mr fleetv1.MemberRunStatus
 			mr.SetRow(member.Status(in, d))
 			out.rows = append(out.rows, mr.Row())
-			next.Runs[i] = Run{Cluster: c.Name, Admitted: in.Admitted, Halted: halt != nil, Row: mr.Row()}
+			next.Runs[i] = Run{Cluster: c.Name, Admitted: in.Admitted, Row: mr.Row()}
 		}
 		out.fleet = next
 		then := Decide(next)
