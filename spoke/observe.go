@@ -100,44 +100,36 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 	if err != nil {
 		return State{}, err
 	}
-	if live != nil && jobsMissing(rec, jobs.Items) {
+	byNode := jobsByNode(jobs.Items)
+	if live != nil && jobsMissing(rec, byNode) {
 		unseen, err := liveJobs(ctx, live, run)
 		if err != nil {
 			return State{}, err
 		}
-		jobs.Items = withJobs(jobs.Items, unseen)
+		addJobs(byNode, unseen)
 	}
-	st := Derive(&p, jobs.Items, nodes, rec)
+	st := derive(&p, byNode, nodes, rec)
 	st.Recorded, st.RecordObject = rec, cm
 	return st, nil
 }
 
 // jobsMissing tells whether the record has a running node without a Job.
-func jobsMissing(rec Results, jobs []batchv1.Job) bool {
-	have := make(map[string]bool, len(jobs))
-	for _, j := range jobs {
-		have[j.Annotations[fleetv1.NodeAnnotation]] = true
-	}
+func jobsMissing(rec Results, byNode map[string]*batchv1.Job) bool {
 	for node, r := range rec.Nodes {
-		if !r.final() && !have[node] {
+		if !r.final() && byNode[node] == nil {
 			return true
 		}
 	}
 	return false
 }
 
-// withJobs adds to jobs those of more for nodes it lacks.
-func withJobs(jobs, more []batchv1.Job) []batchv1.Job {
-	have := make(map[string]bool, len(jobs))
-	for _, j := range jobs {
-		have[j.Annotations[fleetv1.NodeAnnotation]] = true
-	}
-	for _, j := range more {
-		if !have[j.Annotations[fleetv1.NodeAnnotation]] {
-			jobs = append(jobs, j)
+// addJobs adds to byNode the Jobs of more for nodes it lacks.
+func addJobs(byNode map[string]*batchv1.Job, more []batchv1.Job) {
+	for i := range more {
+		if node := more[i].Annotations[fleetv1.NodeAnnotation]; byNode[node] == nil {
+			byNode[node] = &more[i]
 		}
 	}
-	return jobs
 }
 
 // RecordResults writes the run's results record when this reconcile adds

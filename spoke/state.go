@@ -153,12 +153,22 @@ func (s State) RunningGroup() int {
 // Job was deleted before it finished (JobDeleted); either way it never runs
 // again.
 func Derive(p *plan.Plan, jobs []batchv1.Job, nodesPresent map[string]bool, rec Results) State {
-	if p == nil {
-		return State{}
-	}
+	return derive(p, jobsByNode(jobs), nodesPresent, rec)
+}
+
+// jobsByNode indexes jobs by their node annotation.
+func jobsByNode(jobs []batchv1.Job) map[string]*batchv1.Job {
 	byNode := make(map[string]*batchv1.Job, len(jobs))
 	for i := range jobs {
 		byNode[jobs[i].Annotations[fleetv1.NodeAnnotation]] = &jobs[i]
+	}
+	return byNode
+}
+
+// derive is Derive with the Jobs indexed by node.
+func derive(p *plan.Plan, byNode map[string]*batchv1.Job, nodesPresent map[string]bool, rec Results) State {
+	if p == nil {
+		return State{}
 	}
 	st := State{Planned: true, Plan: *p, Groups: make([]GroupState, len(p.Groups)), Nodes: make([]NodeState, 0, p.NodeCount())}
 	for i, g := range p.Groups {

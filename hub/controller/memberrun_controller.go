@@ -59,6 +59,9 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 		return ctrl.Result{}, nil // a finished run is a record; a deleted one is cleaned up
 	}
 	in := r.memberInput(cj, mr, r.observeCluster(ctx, cj, mr.Spec.Cluster, previousRow(mr)))
+	if in.Cluster.State.Planned {
+		r.pace.planned(req.NamespacedName, in.Cluster.State.Plan.NodeCount())
+	}
 	decision := member.Decide(in)
 	notes := r.act(ctx, cj, &in.Cluster, decision)
 	// After act: what it failed at is retried too.

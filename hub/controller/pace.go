@@ -29,13 +29,21 @@ import (
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
-// memberReconcileInterval spaces the reconciles of one MemberRun while its
-// member's objects keep changing. A 1,000-node group makes thousands of Job
-// updates, and each reconcile reads and derives every node of the member:
-// unpaced, a 1,000-node run took 906 reconciles of 55 ms each, one after
-// the other for the whole run. The event that can end a group, its last
-// Job finishing, is never delayed, so a group still hands off at once.
-const memberReconcileInterval = 250 * time.Millisecond
+// Reconciles of one MemberRun are spaced while its member's objects keep
+// changing. A 1,000-node group makes thousands of Job updates, and each
+// reconcile reads and derives every node of the run: unpaced, a 1,000-node
+// run took 906 reconciles of 55 ms each, one after the other for the whole
+// run. The spacing grows with the run, by memberReconcileInterval for every
+// nodesPerInterval planned nodes up to maxMemberReconcileInterval, so that
+// the hub's work on a busy member stays about the same per second whatever
+// its size, and a row is never more than that interval old. The event that
+// can end a group, its last Job finishing, is never delayed, so a group
+// still hands off at once.
+const (
+	memberReconcileInterval    = 250 * time.Millisecond
+	nodesPerInterval           = 250
+	maxMemberReconcileInterval = 2 * time.Second
+)
 
 // maxPaced bounds what the pacer remembers; past it, it starts over, which
 // only makes some events immediate again.
@@ -51,24 +59,51 @@ type groupKey struct{ uid, cluster, group string }
 type pacer struct {
 	clock clock.PassiveClock
 	mu    sync.Mutex
-	// last is when each MemberRun's last reconcile started.
-	last map[types.NamespacedName]time.Time
+	// last is when each MemberRun's last reconcile started, and how long
+	// its events wait after that.
+	last map[types.NamespacedName]paced
 	// open counts the Jobs of each started group not seen finished yet.
 	open map[groupKey]int
 }
 
-func newPacer(c clock.PassiveClock) *pacer {
-	return &pacer{clock: c, last: map[types.NamespacedName]time.Time{}, open: map[groupKey]int{}}
+type paced struct {
+	start    time.Time
+	interval time.Duration
 }
 
-// reconciling records that run's reconcile starts now.
+func newPacer(c clock.PassiveClock) *pacer {
+	return &pacer{clock: c, last: map[types.NamespacedName]paced{}, open: map[groupKey]int{}}
+}
+
+// reconciling records that run's reconcile starts now. It keeps the
+// interval its last reconcile learnt.
 func (p *pacer) reconciling(run types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.last) >= maxPaced {
 		clear(p.last)
 	}
-	p.last[run] = p.clock.Now()
+	last, ok := p.last[run]
+	if !ok {
+		last.interval = memberReconcileInterval
+	}
+	p.last[run] = paced{start: p.clock.Now(), interval: last.interval}
+}
+
+// planned records how many nodes run plans, which sets its interval.
+func (p *pacer) planned(run types.NamespacedName, nodes int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if last, ok := p.last[run]; ok {
+		last.interval = reconcileInterval(nodes)
+		p.last[run] = last
+	}
+}
+
+// reconcileInterval is how far apart reconciles of a run of nodes are.
+func reconcileInterval(nodes int) time.Duration {
+	steps := max(1, (nodes+nodesPerInterval-1)/nodesPerInterval)
+	return min(maxMemberReconcileInterval, time.Duration(steps)*memberReconcileInterval)
 }
 
 // delay is how long an event of run waits before its reconcile.
@@ -79,7 +114,7 @@ func (p *pacer) delay(run types.NamespacedName) time.Duration {
 	if !ok {
 		return 0
 	}
-	return max(0, last.Add(memberReconcileInterval).Sub(p.clock.Now()))
+	return max(0, last.start.Add(last.interval).Sub(p.clock.Now()))
 }
 
 // groupStarting records that n Jobs of group g of run (uid and cluster as

@@ -50,6 +50,36 @@ func TestPacerDelay(t *testing.T) {
 	}
 }
 
+func TestPacerIntervalGrowsWithTheRun(t *testing.T) {
+	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC))
+	p := newPacer(clock)
+	run := types.NamespacedName{Namespace: "team-a", Name: "disk-clean-member-1-abc"}
+	for _, tc := range []struct {
+		nodes int
+		want  time.Duration
+	}{
+		{nodes: 0, want: 250 * time.Millisecond},
+		{nodes: 10, want: 250 * time.Millisecond},
+		{nodes: 250, want: 250 * time.Millisecond},
+		{nodes: 251, want: 500 * time.Millisecond},
+		{nodes: 1000, want: time.Second},
+		{nodes: 2000, want: 2 * time.Second},
+		{nodes: 5000, want: 2 * time.Second},
+	} {
+		p.reconciling(run)
+		p.planned(run, tc.nodes)
+		if d := p.delay(run); d != tc.want {
+			t.Errorf("delay after a reconcile of a run of %d nodes = %s, want %s", tc.nodes, d, tc.want)
+		}
+		// The next reconcile starts with the interval this one learnt.
+		clock.SetTime(clock.Now().Add(time.Minute))
+		p.reconciling(run)
+		if d := p.delay(run); d != tc.want {
+			t.Errorf("delay at the start of the next reconcile of %d nodes = %s, want %s", tc.nodes, d, tc.want)
+		}
+	}
+}
+
 func TestPacerUrgent(t *testing.T) {
 	p := newPacer(clocktesting.NewFakePassiveClock(time.Now()))
 	job := func(group string, finished bool) *batchv1.Job {
