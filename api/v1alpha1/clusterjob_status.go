@@ -50,6 +50,10 @@ const (
 	ConditionFailed = "Failed"
 	// ConditionSuspended is True while spec.suspend holds new groups back.
 	ConditionSuspended = "Suspended"
+	// ConditionFailureBudgetExceeded is True from the moment a budget of
+	// spec.failurePolicy with onExceeded Suspend suspended the run until a
+	// person resumes it (then False, reason Resumed).
+	ConditionFailureBudgetExceeded = "FailureBudgetExceeded"
 	// ConditionClustersLeftOut is True when more clusters matched
 	// clusterSelector than a run can report on; its message names them.
 	ConditionClustersLeftOut = "ClustersLeftOut"
@@ -107,6 +111,12 @@ type ClusterJobStatus struct {
 	// +optional
 	Summary Summary `json:"summary,omitzero"`
 
+	// acceptedFailures are the failures across the run a person accepted by
+	// resuming a run that a run-wide budget (maxFailedNodes,
+	// maxFailedClusters) suspended. They never decrease.
+	// +optional
+	AcceptedFailures *AcceptedFailures `json:"acceptedFailures,omitempty"`
+
 	// notableClusters are the rows a person looks at first, at most 20:
 	// failed clusters, then running ones, then the rest, each by name,
 	// without failed-node samples. Every cluster's full row, with up to 500
@@ -129,6 +139,20 @@ type ClusterJobStatus struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(r, !has(r.failedNodes) || size(r.failedNodes) <= 5)",message="failedNodes must have at most 5 items in a ClusterJob's rows"
 	// +optional
 	Clusters []ClusterStatus `json:"clusters,omitempty"`
+}
+
+// AcceptedFailures counts failures a person accepted by resuming a
+// suspended run: budgets suspend the run again only past them.
+type AcceptedFailures struct {
+	// nodes is the number of failed nodes accepted.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Nodes int32 `json:"nodes,omitempty"`
+
+	// clusters is the number of failed clusters accepted.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Clusters int32 `json:"clusters,omitempty"`
 }
 
 // Summary counts clusters and nodes across the fleet.

@@ -21,6 +21,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // StrategyType names how the nodes of a member cluster are split into groups.
@@ -61,6 +62,75 @@ const (
 	FailureStrategyExit FailureStrategy = "exit"
 )
 
+// OnExceeded is what a run does when a failure budget is exceeded.
+// +kubebuilder:validation:Enum=Stop;Suspend
+type OnExceeded string
+
+const (
+	// OnExceededStop starts no new group in the budget's scope, and the
+	// scope ends Failed with reason FailureBudgetExceeded.
+	OnExceededStop OnExceeded = "Stop"
+	// OnExceededSuspend suspends the ClusterJob (spec.suspend: true) so that
+	// a person can look; setting suspend back to false accepts the
+	// failures so far and goes on.
+	OnExceededSuspend OnExceeded = "Suspend"
+)
+
+// FailurePolicy bounds how many failures a run tolerates, in each scope. A
+// budget is exceeded when more nodes (or clusters) than it allows have
+// failed. Failed nodes include nodes whose Job failed, timed out, was
+// deleted before it finished, or whose node was deleted while its Job ran;
+// a cluster that failed (unreachable too long, its plan lost, the hub's
+// work in it failing) counts against maxFailedClusters. Skipped nodes
+// never count.
+// +kubebuilder:validation:XValidation:rule="has(self.maxFailedNodesPerGroup) || has(self.maxFailedNodesPerCluster) || has(self.maxFailedNodes) || has(self.maxFailedClusters)",message="failurePolicy must set at least one of maxFailedNodesPerGroup, maxFailedNodesPerCluster, maxFailedNodes and maxFailedClusters"
+type FailurePolicy struct {
+	// maxFailedNodesPerGroup is the most nodes that may fail in one group
+	// of a cluster: a number, or a percentage of the group's planned nodes
+	// ("5%", rounded down). Past it, the cluster is the scope: it starts no
+	// new group.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == string ? self.matches('^(100|[1-9]?[0-9])%$') : self >= 0",message="maxFailedNodesPerGroup must be a number of at least 0 or a percentage from 0% to 100%"
+	// +optional
+	MaxFailedNodesPerGroup *intstr.IntOrString `json:"maxFailedNodesPerGroup,omitempty"`
+
+	// maxFailedNodesPerCluster is the most nodes that may fail in one
+	// cluster: a number, or a percentage of the cluster's planned nodes.
+	// Past it, the cluster starts no new group.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == string ? self.matches('^(100|[1-9]?[0-9])%$') : self >= 0",message="maxFailedNodesPerCluster must be a number of at least 0 or a percentage from 0% to 100%"
+	// +optional
+	MaxFailedNodesPerCluster *intstr.IntOrString `json:"maxFailedNodesPerCluster,omitempty"`
+
+	// maxFailedNodes is the most nodes that may fail across the whole run: a
+	// number, or a percentage of the nodes planned in every cluster that
+	// started so far. Past it, no cluster starts a new group.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == string ? self.matches('^(100|[1-9]?[0-9])%$') : self >= 0",message="maxFailedNodes must be a number of at least 0 or a percentage from 0% to 100%"
+	// +optional
+	MaxFailedNodes *intstr.IntOrString `json:"maxFailedNodes,omitempty"`
+
+	// maxFailedClusters is the most clusters that may fail: a number, or a
+	// percentage of the selected clusters. A cluster fails when a node of it
+	// failed or it could not be run to its end. Past it, no cluster starts
+	// a new group.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == string ? self.matches('^(100|[1-9]?[0-9])%$') : self >= 0",message="maxFailedClusters must be a number of at least 0 or a percentage from 0% to 100%"
+	// +optional
+	MaxFailedClusters *intstr.IntOrString `json:"maxFailedClusters,omitempty"`
+
+	// onExceeded is `Stop` (default): the scope starts no new group and ends
+	// Failed with reason FailureBudgetExceeded naming the budget; or
+	// `Suspend`: the hub sets spec.suspend to true, with a
+	// FailureBudgetExceeded condition naming the budget, and setting
+	// suspend back to false accepts the failures so far (the same budget
+	// suspends the run again only when more nodes or clusters fail). Jobs
+	// already running finish either way.
+	// +kubebuilder:default=Stop
+	// +optional
+	OnExceeded OnExceeded `json:"onExceeded,omitempty"`
+}
+
 // DefaultNodeStartTimeout is spec.nodeStartTimeout when it is not set.
 const DefaultNodeStartTimeout = 10 * time.Minute
 
@@ -71,6 +141,8 @@ const DefaultNodeStartTimeout = 10 * time.Minute
 // +kubebuilder:validation:XValidation:rule="has(self.nodeSelector) == has(oldSelf.nodeSelector) && (!has(self.nodeSelector) || self.nodeSelector == oldSelf.nodeSelector)",message="nodeSelector is immutable",fieldPath=".nodeSelector"
 // +kubebuilder:validation:XValidation:rule="self.strategy == oldSelf.strategy",message="strategy is immutable",fieldPath=".strategy"
 // +kubebuilder:validation:XValidation:rule="(has(self.failureStrategy) ? self.failureStrategy : 'keepgoing') == (has(oldSelf.failureStrategy) ? oldSelf.failureStrategy : 'keepgoing')",message="failureStrategy is immutable",fieldPath=".failureStrategy"
+// +kubebuilder:validation:XValidation:rule="has(self.failurePolicy) == has(oldSelf.failurePolicy) && (!has(self.failurePolicy) || self.failurePolicy == oldSelf.failurePolicy)",message="failurePolicy is immutable",fieldPath=".failurePolicy"
+// +kubebuilder:validation:XValidation:rule="!has(self.failurePolicy) || !has(self.failureStrategy) || self.failureStrategy != 'exit'",message="failurePolicy and failureStrategy exit exclude each other: exit is failurePolicy maxFailedNodes: 0 and maxFailedClusters: 0",fieldPath=".failurePolicy"
 // +kubebuilder:validation:XValidation:rule="has(self.clusterRollout) == has(oldSelf.clusterRollout) && (!has(self.clusterRollout) || self.clusterRollout == oldSelf.clusterRollout)",message="clusterRollout is immutable",fieldPath=".clusterRollout"
 // +kubebuilder:validation:XValidation:rule="self.jobTemplate == oldSelf.jobTemplate",message="jobTemplate is immutable",fieldPath=".jobTemplate"
 // +kubebuilder:validation:XValidation:rule="has(self.nodeStartTimeout) == has(oldSelf.nodeStartTimeout) && (!has(self.nodeStartTimeout) || duration(self.nodeStartTimeout) == duration(oldSelf.nodeStartTimeout))",message="nodeStartTimeout is immutable",fieldPath=".nodeStartTimeout"
@@ -105,6 +177,14 @@ type ClusterJobSpec struct {
 	// +kubebuilder:default=keepgoing
 	// +optional
 	FailureStrategy FailureStrategy `json:"failureStrategy,omitempty"`
+
+	// failurePolicy sets failure budgets per group, per cluster and across
+	// the run, and what happens when one is exceeded. When absent,
+	// failureStrategy alone decides; it may not be combined with
+	// failureStrategy exit, which is the budget of 0 failed nodes and 0
+	// failed clusters on the run.
+	// +optional
+	FailurePolicy *FailurePolicy `json:"failurePolicy,omitempty"`
 
 	// clusterRollout limits how many member clusters run at the same time.
 	// When absent, every selected cluster runs at once.

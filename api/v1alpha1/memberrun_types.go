@@ -34,6 +34,7 @@ const MaxMemberRunFailedNodes = 500
 // +kubebuilder:validation:XValidation:rule="self.cluster == oldSelf.cluster",message="cluster is immutable",fieldPath=".cluster"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.admitted) || !oldSelf.admitted || (has(self.admitted) && self.admitted)",message="admitted cannot be taken back: the cluster may have started",fieldPath=".admitted"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.halt) || (has(self.halt) && self.halt == oldSelf.halt)",message="halt cannot be changed or lifted once set",fieldPath=".halt"
+// +kubebuilder:validation:XValidation:rule="(has(self.acceptedFailures) ? self.acceptedFailures : 0) >= (has(oldSelf.acceptedFailures) ? oldSelf.acceptedFailures : 0)",message="acceptedFailures cannot decrease: failures once accepted stay accepted",fieldPath=".acceptedFailures"
 type MemberRunSpec struct {
 	// clusterJob is the name of the ClusterJob, in this namespace, whose run
 	// this is.
@@ -66,6 +67,14 @@ type MemberRunSpec struct {
 	// starts, and the cluster ends once nothing of it runs.
 	// +optional
 	Halt *Halt `json:"halt,omitempty"`
+
+	// acceptedFailures is how many failed nodes of this cluster a person
+	// accepted by resuming a run that a per-group or per-cluster budget
+	// (failurePolicy onExceeded Suspend) suspended: those budgets hold the
+	// cluster again only when more of its nodes fail. It never decreases.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	AcceptedFailures int32 `json:"acceptedFailures,omitempty"`
 }
 
 // Halt tells why the fleet stopped a cluster's run.

@@ -39,6 +39,12 @@ const (
 	// ReasonStopped: failureStrategy exit stopped the cluster after a
 	// failure elsewhere.
 	ReasonStopped = "Stopped"
+	// ReasonFailureBudgetExceeded: more nodes or clusters failed than a
+	// budget of spec.failurePolicy allows; the message names the budget.
+	ReasonFailureBudgetExceeded = "FailureBudgetExceeded"
+	// ReasonResumed: a person resumed a run that a failure budget
+	// suspended, accepting the failures so far.
+	ReasonResumed = "Resumed"
 	// ReasonNodeFailed: a node of the cluster failed.
 	ReasonNodeFailed = "NodeFailed"
 	// ReasonUnreachableTimeout: a started cluster stayed unreachable longer

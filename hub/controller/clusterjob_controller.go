@@ -32,8 +32,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -159,10 +161,19 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 	in := fleet.Input{
 		Spec: &cj.Spec, Runs: fleetRuns(runs), LeftOut: leftOut, Now: r.Clock.Now(), Created: cj.CreationTimestamp.Time,
 		EmptySelectionGrace: r.Options.EmptySelectionGrace,
+		Accepted:            ptr.Deref(cj.Status.AcceptedFailures, fleetv1.AcceptedFailures{}),
+		BudgetSuspended:     meta.IsStatusConditionTrue(cj.Status.Conditions, fleetv1.ConditionFailureBudgetExceeded),
 	}
 	decision := fleet.Decide(in)
 	if err := r.admitAndHalt(ctx, runs, decision); err != nil {
 		return ctrl.Result{}, err
+	}
+	var notes []note
+	if decision.Suspend != "" {
+		if err := r.suspend(ctx, cj); err != nil {
+			return ctrl.Result{}, err
+		}
+		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ReasonFailureBudgetExceeded, "suspending the run: " + decision.Suspend})
 	}
 	status := fleet.Status(in, decision, &cj.Status, cj.Generation)
 	prevPhase := cj.Status.Phase
@@ -179,7 +190,6 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 	if cj.Status.Phase.IsFinished() {
 		r.finishes.forget(naming.LabelValue(string(cj.UID)))
 	}
-	var notes []note
 	if len(leftOut) > 0 {
 		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ConditionClustersLeftOut, fleet.LeftOutMessage(leftOut)})
 	}
@@ -191,6 +201,18 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 // its MemberRuns, and a cluster registered later never joins.
 func selected(cj *fleetv1.ClusterJob) bool {
 	return cj.Status.StartTime != nil || cj.Status.Summary.Clusters.Total > 0
+}
+
+// suspend sets the ClusterJob's spec.suspend, as its failurePolicy asks
+// when a budget is exceeded. The optimistic lock keeps a person's edit
+// made meanwhile: the next reconcile decides again.
+func (r *Reconciler) suspend(ctx context.Context, cj *fleetv1.ClusterJob) error {
+	patch := client.MergeFromWithOptions(cj.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	cj.Spec.Suspend = ptr.To(true)
+	if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Patch(ctx, cj, patch) }); err != nil {
+		return fmt.Errorf("suspending the ClusterJob: %w", err)
+	}
+	return nil
 }
 
 func (r *Reconciler) ensureFinalizer(ctx context.Context, cj *fleetv1.ClusterJob) error {

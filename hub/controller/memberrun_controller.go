@@ -102,7 +102,7 @@ func (r *Reconciler) clusterJobOf(ctx context.Context, mr *fleetv1.MemberRun) (*
 
 func (r *Reconciler) memberInput(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, c member.Cluster) member.Input {
 	return member.Input{
-		Spec: &cj.Spec, Cluster: c, Admitted: mr.Spec.Admitted, Halt: mr.Spec.Halt, Now: r.Clock.Now(),
+		Spec: &cj.Spec, Cluster: c, Admitted: mr.Spec.Admitted, Halt: mr.Spec.Halt, AcceptedFailures: int(mr.Spec.AcceptedFailures), Now: r.Clock.Now(),
 		UnreachableTimeout:   r.Options.UnreachableTimeout,
 		NodeStartTimeout:     nodeStartTimeout(cj),
 		MemberErrorTimeout:   r.Options.MemberErrorTimeout,

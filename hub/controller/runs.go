@@ -88,7 +88,7 @@ func fleetRuns(runs []fleetv1.MemberRun) []fleet.Run {
 		mr := &runs[i]
 		row := mr.Status.Row()
 		row.Name = mr.Spec.Cluster
-		out[i] = fleet.Run{Cluster: mr.Spec.Cluster, Admitted: mr.Spec.Admitted, Row: row}
+		out[i] = fleet.Run{Cluster: mr.Spec.Cluster, Admitted: mr.Spec.Admitted, AcceptedFailures: mr.Spec.AcceptedFailures, Row: row}
 	}
 	return out
 }
@@ -168,14 +168,20 @@ func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob)
 }
 
 // admitAndHalt writes the fleet's decision into the MemberRuns' specs, a
-// bounded number at a time. runs are the cache's: each is copied first.
+// bounded number at a time: admissions, halts and accepted failures. runs
+// are the cache's: each is copied first.
 func (r *Reconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun, d fleet.Decision) error {
 	var mu sync.Mutex
 	var errs []error
 	r.forEach(len(runs), func(i int) {
 		admit := slices.Contains(d.Admit, runs[i].Spec.Cluster) && !runs[i].Spec.Admitted
 		halt := d.Halt != nil && runs[i].Spec.Halt == nil && !runs[i].Status.Phase.IsFinished()
-		if !admit && !halt {
+		var accept int32
+		if d.Accept != nil {
+			accept = d.Accept.Runs[runs[i].Spec.Cluster]
+		}
+		accepts := accept > runs[i].Spec.AcceptedFailures
+		if !admit && !halt && !accepts {
 			return
 		}
 		mr := runs[i].DeepCopy()
@@ -185,6 +191,9 @@ func (r *Reconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun,
 		}
 		if halt {
 			mr.Spec.Halt = d.Halt.DeepCopy()
+		}
+		if accepts {
+			mr.Spec.AcceptedFailures = accept
 		}
 		if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Patch(ctx, mr, patch) }); err != nil {
 			mu.Lock()

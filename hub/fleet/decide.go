@@ -22,11 +22,14 @@ limitations under the License.
 package fleet
 
 import (
+	"cmp"
+	"slices"
 	"time"
 
 	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/budget"
 	"github.com/fleetjob/fleetjob/pkg/text"
 )
 
@@ -36,6 +39,8 @@ type Run struct {
 	Cluster string
 	// Admitted is the MemberRun's spec.admitted.
 	Admitted bool
+	// AcceptedFailures is the MemberRun's spec.acceptedFailures.
+	AcceptedFailures int32
 	// Row is the MemberRun's status as a row; only its name is set until
 	// the member controller first writes it.
 	Row fleetv1.ClusterStatus
@@ -55,6 +60,13 @@ type Input struct {
 	// EmptySelectionGrace is how long a run that selects no cluster waits
 	// for registrations before it fails.
 	EmptySelectionGrace time.Duration
+	// Accepted are the run-wide failures accepted so far (the ClusterJob's
+	// status.acceptedFailures).
+	Accepted fleetv1.AcceptedFailures
+	// BudgetSuspended tells that a failure budget suspended the run and no
+	// one resumed it yet, as the last status says (its
+	// FailureBudgetExceeded condition is True).
+	BudgetSuspended bool
 }
 
 // Decision is what the fleet controller should do now.
@@ -65,9 +77,24 @@ type Decision struct {
 	// Halt, when set, is to be set on every MemberRun not yet halted:
 	// failureStrategy exit stops the run.
 	Halt *fleetv1.Halt
+	// Suspend, when set, is why the run is to be suspended now (spec.suspend
+	// set to true): a failure budget with onExceeded Suspend is exceeded.
+	Suspend string
+	// Accept, when set, is what a person accepted by resuming a run a
+	// failure budget suspended: each MemberRun named in Accept.Runs gets
+	// spec.acceptedFailures, the ClusterJob status.acceptedFailures.
+	Accept *Acceptance
 	// RequeueAfter is when to look again though no MemberRun changes: the
 	// end of the wait for a first cluster.
 	RequeueAfter time.Duration
+}
+
+// Acceptance is the failures a resume accepts.
+type Acceptance struct {
+	// Runs maps a held cluster to the failed nodes it accepts.
+	Runs map[string]int32
+	// Fleet is the run's accepted failures.
+	Fleet fleetv1.AcceptedFailures
 }
 
 // Decide returns the actions for this reconcile.
@@ -80,7 +107,22 @@ func Decide(in Input) Decision {
 		d.Halt = &fleetv1.Halt{Reason: fleetv1.ReasonStopped, Message: text.Truncate(cause, fleetv1.MaxClusterMessageLength)}
 		return d
 	}
-	if ptr.Deref(in.Spec.Suspend, false) {
+	if cause := budgetStopCause(in); cause != "" {
+		d.Halt = &fleetv1.Halt{Reason: fleetv1.ReasonFailureBudgetExceeded, Message: text.Truncate(cause, fleetv1.MaxClusterMessageLength)}
+		return d
+	}
+	suspended := ptr.Deref(in.Spec.Suspend, false)
+	if in.BudgetSuspended && !suspended && onExceeded(in.Spec) == fleetv1.OnExceededSuspend {
+		d.Accept = accept(in)
+		in = accepted(in, d.Accept)
+	}
+	if cause := suspendCause(in); cause != "" {
+		if !suspended {
+			d.Suspend = cause
+		}
+		return d
+	}
+	if suspended {
 		return d
 	}
 	slots := freeSlots(in)
@@ -132,6 +174,111 @@ func stopCause(in Input) string {
 		}
 	}
 	return ""
+}
+
+// onExceeded is the spec's failurePolicy.onExceeded, "" without a policy.
+func onExceeded(spec *fleetv1.ClusterJobSpec) fleetv1.OnExceeded {
+	if spec.FailurePolicy == nil {
+		return ""
+	}
+	return cmp.Or(spec.FailurePolicy.OnExceeded, fleetv1.OnExceededStop)
+}
+
+// failures counts the run's failed nodes, the nodes planned so far, and
+// the clusters that failed; a cluster that ended because the fleet stopped
+// it is not a failure.
+func failures(runs []Run) (nodes, planned, clusters int) {
+	for _, r := range runs {
+		nodes += int(r.Row.Nodes.Failed)
+		planned += int(r.Row.Nodes.Total - r.Row.Nodes.Skipped)
+		if r.Row.Phase == fleetv1.ClusterFailed && r.Row.Reason != fleetv1.ReasonStopped {
+			clusters++
+		}
+	}
+	return nodes, planned, clusters
+}
+
+// runBudgetExceeded names the run-wide budget (maxFailedNodes,
+// maxFailedClusters) exceeded past the failures accepted, "" when none is.
+func runBudgetExceeded(in Input, accepted fleetv1.AcceptedFailures) string {
+	fp := in.Spec.FailurePolicy
+	if fp == nil {
+		return ""
+	}
+	nodes, planned, clusters := failures(in.Runs)
+	if nodes > int(accepted.Nodes) {
+		if b, ok, err := budget.Resolve(budget.Nodes, fp.MaxFailedNodes, planned, nodes); err != nil {
+			return err.Error()
+		} else if ok && b.Exceeded() {
+			return b.Describe("nodes planned so far")
+		}
+	}
+	if clusters > int(accepted.Clusters) {
+		if b, ok, err := budget.Resolve(budget.Clusters, fp.MaxFailedClusters, len(in.Runs), clusters); err != nil {
+			return err.Error()
+		} else if ok && b.Exceeded() {
+			return b.Describe("clusters")
+		}
+	}
+	return ""
+}
+
+// budgetStopCause names the run-wide budget whose onExceeded Stop stops
+// every cluster, "" when none.
+func budgetStopCause(in Input) string {
+	if onExceeded(in.Spec) != fleetv1.OnExceededStop {
+		return ""
+	}
+	return runBudgetExceeded(in, fleetv1.AcceptedFailures{})
+}
+
+// heldCluster tells whether a cluster's own budget with onExceeded Suspend
+// holds it past the failures accepted: its row says so while it runs.
+func heldCluster(r Run) bool {
+	return r.Row.Reason == fleetv1.ReasonFailureBudgetExceeded && !finished(r.Row) && r.Row.Nodes.Failed > r.AcceptedFailures
+}
+
+// suspendCause names the budget with onExceeded Suspend that is exceeded
+// past the failures accepted, a cluster's or the run's, "" when none.
+func suspendCause(in Input) string {
+	if onExceeded(in.Spec) != fleetv1.OnExceededSuspend {
+		return ""
+	}
+	if cause := runBudgetExceeded(in, in.Accepted); cause != "" {
+		return cause
+	}
+	for _, r := range in.Runs {
+		if heldCluster(r) {
+			return r.Row.Message
+		}
+	}
+	return ""
+}
+
+// accept is what a resume accepts: every held cluster's failed nodes, and
+// the run's failures.
+func accept(in Input) *Acceptance {
+	a := &Acceptance{Runs: map[string]int32{}}
+	for _, r := range in.Runs {
+		if heldCluster(r) {
+			a.Runs[r.Cluster] = r.Row.Nodes.Failed
+		}
+	}
+	nodes, _, clusters := failures(in.Runs)
+	a.Fleet = fleetv1.AcceptedFailures{Nodes: max(in.Accepted.Nodes, int32(nodes)), Clusters: max(in.Accepted.Clusters, int32(clusters))}
+	return a
+}
+
+// accepted is in as it is once a is written.
+func accepted(in Input, a *Acceptance) Input {
+	runs := slices.Clone(in.Runs)
+	for i, r := range runs {
+		if n, ok := a.Runs[r.Cluster]; ok {
+			runs[i].AcceptedFailures = max(r.AcceptedFailures, n)
+		}
+	}
+	in.Runs, in.Accepted, in.BudgetSuspended = runs, a.Fleet, false
+	return in
 }
 
 // started tells whether a cluster's run began: its plan is frozen.

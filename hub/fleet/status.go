@@ -53,8 +53,35 @@ func Status(in Input, d Decision, prev *fleetv1.ClusterJobStatus, generation int
 		st.CompletionTime = &now
 	}
 	st.NotableClusters = notable(in.Runs)
+	st.AcceptedFailures = prev.AcceptedFailures
+	if d.Accept != nil {
+		st.AcceptedFailures = &d.Accept.Fleet
+		in = accepted(in, d.Accept)
+	}
 	setConditions(&st, in, d)
+	setBudgetCondition(&st, in, d)
 	return st
+}
+
+// setBudgetCondition keeps the FailureBudgetExceeded condition of a run
+// whose failurePolicy suspends: True while a budget is exceeded past the
+// failures accepted, False (Resumed) once a person resumed it.
+func setBudgetCondition(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
+	if onExceeded(in.Spec) != fleetv1.OnExceededSuspend {
+		return
+	}
+	cond := metav1.Condition{Type: fleetv1.ConditionFailureBudgetExceeded, ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(in.Now)}
+	switch cause := suspendCause(in); {
+	case cause != "" && !st.Phase.IsFinished():
+		cond.Status, cond.Reason = metav1.ConditionTrue, fleetv1.ReasonFailureBudgetExceeded
+		cond.Message = text.Truncate(cause+"; set spec.suspend to false to accept these failures and go on", 1024)
+	case d.Accept != nil:
+		cond.Status, cond.Reason = metav1.ConditionFalse, fleetv1.ReasonResumed
+		cond.Message = fmt.Sprintf("resumed: %d failed nodes and %d failed clusters accepted across the run", d.Accept.Fleet.Nodes, d.Accept.Fleet.Clusters)
+	default:
+		return
+	}
+	meta.SetStatusCondition(&st.Conditions, cond)
 }
 
 // notable picks the rows a person looks at first: failed, then running,
@@ -208,8 +235,12 @@ func failedReason(st *fleetv1.ClusterJobStatus, in Input, d Decision) string {
 	switch {
 	case len(in.Runs) == 0:
 		return fleetv1.ReasonNoClusters
+	case d.Halt != nil && d.Halt.Reason == fleetv1.ReasonFailureBudgetExceeded:
+		return fleetv1.ReasonFailureBudgetExceeded
 	case d.Halt != nil && st.Summary.Nodes.Failed > 0:
 		return fleetv1.ReasonStopped
+	case slices.ContainsFunc(in.Runs, func(r Run) bool { return r.Row.Reason == fleetv1.ReasonFailureBudgetExceeded }):
+		return fleetv1.ReasonFailureBudgetExceeded
 	case st.Summary.Nodes.Failed > 0:
 		return fleetv1.ReasonNodeFailed
 	}

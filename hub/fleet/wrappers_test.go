@@ -82,6 +82,12 @@ func (w *clusterJobWrapper) Exit() *clusterJobWrapper {
 	return w.FailureStrategy(fleetv1.FailureStrategyExit)
 }
 
+// Policy sets spec.failurePolicy.
+func (w *clusterJobWrapper) Policy(p fleetv1.FailurePolicy) *clusterJobWrapper {
+	w.Spec.FailurePolicy = &p
+	return w
+}
+
 // MaxConcurrent sets spec.clusterRollout.maxConcurrentClusters.
 func (w *clusterJobWrapper) MaxConcurrent(n int32) *clusterJobWrapper {
 	w.Spec.ClusterRollout = &fleetv1.ClusterRollout{MaxConcurrentClusters: n}

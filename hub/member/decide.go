@@ -25,9 +25,11 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/budget"
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
@@ -73,7 +75,11 @@ type Input struct {
 	// Halt, when set, stops the run here for a reason outside the cluster
 	// (the MemberRun's spec.halt).
 	Halt *fleetv1.Halt
-	Now  time.Time
+	// AcceptedFailures is how many failed nodes of the cluster a person
+	// accepted by resuming the run (the MemberRun's spec.acceptedFailures).
+	AcceptedFailures int
+
+	Now time.Time
 	// UnreachableTimeout is how long a cluster may stay unreachable.
 	UnreachableTimeout time.Duration
 	// MemberErrorTimeout is how long the hub's work in a reachable cluster
@@ -97,8 +103,13 @@ type Decision struct {
 	// Start is the group whose Jobs should be created, or NoGroup.
 	Start int
 	// Stopped is true when the run stops in this cluster: failureStrategy
-	// exit tripped here, or the fleet halted it.
+	// exit or a failure budget (onExceeded Stop) tripped here, or the fleet
+	// halted it.
 	Stopped bool
+	// Held is true when a failure budget with onExceeded Suspend is
+	// exceeded here past the failures accepted: no group starts until a
+	// person resumes the run, which accepts them.
+	Held bool
 	// RequeueAfter is the next deadline or retry that no watch event will
 	// announce: a timeout, the retry of a failed call, the end of a grace.
 	RequeueAfter time.Duration
@@ -106,9 +117,9 @@ type Decision struct {
 
 // Decide returns the actions for this reconcile.
 func Decide(in Input) Decision {
-	d := Decision{Start: NoGroup, Stopped: stopped(in), RequeueAfter: RequeueAfter(in)}
+	d := Decision{Start: NoGroup, Stopped: stopped(in), Held: held(in) && !finished(in), RequeueAfter: RequeueAfter(in)}
 	c := in.Cluster
-	if d.Stopped || ptr.Deref(in.Spec.Suspend, false) || finished(in) {
+	if d.Stopped || d.Held || ptr.Deref(in.Spec.Suspend, false) || finished(in) {
 		return d
 	}
 	ready := c.Engaged && c.Reachable && c.Error == nil
@@ -138,11 +149,17 @@ func nextGroup(st spoke.State) (int, bool) {
 func stopped(in Input) bool { return stopCause(in) != "" }
 
 // stopCause tells why the run stops in this cluster, "" when it does not:
-// the fleet's halt, or, under failureStrategy exit, a failure here, which
-// stops this cluster at once rather than when the fleet has seen it.
+// the fleet's halt or, under failureStrategy exit or a failure budget with
+// onExceeded Stop, a failure here, which stops this cluster at once rather
+// than when the fleet has seen it.
 func stopCause(in Input) string {
 	if in.Halt != nil {
 		return in.Halt.Message
+	}
+	if onExceeded(in) == fleetv1.OnExceededStop {
+		if cause := budgetExceeded(in); cause != "" {
+			return cause
+		}
 	}
 	if in.Spec.FailureStrategy != fleetv1.FailureStrategyExit {
 		return ""
@@ -155,6 +172,62 @@ func stopCause(in Input) string {
 		return "cluster " + c.Name + " failed: " + f.reason
 	case terminal(c) && c.Previous.Phase == fleetv1.ClusterFailed:
 		return "cluster " + c.Name + " failed: " + c.Previous.Reason
+	}
+	return ""
+}
+
+// held tells whether a failure budget with onExceeded Suspend holds the
+// cluster: exceeded by failures a person has not accepted yet.
+func held(in Input) bool {
+	return onExceeded(in) == fleetv1.OnExceededSuspend && budgetExceeded(in) != ""
+}
+
+// onExceeded is the run's failurePolicy.onExceeded, "" without a policy.
+func onExceeded(in Input) fleetv1.OnExceeded {
+	if in.Spec.FailurePolicy == nil {
+		return ""
+	}
+	if in.Spec.FailurePolicy.OnExceeded == "" {
+		return fleetv1.OnExceededStop
+	}
+	return in.Spec.FailurePolicy.OnExceeded
+}
+
+// budgetExceeded names the per-cluster or per-group budget of
+// spec.failurePolicy the cluster's observed failures exceed, or a run-wide
+// number they exceed alone, "" when none does or the cluster cannot be
+// read now. Under onExceeded Suspend, only
+// failures beyond those a person accepted count.
+func budgetExceeded(in Input) string {
+	fp, c := in.Spec.FailurePolicy, in.Cluster
+	if fp == nil || !c.Engaged || !c.State.Planned {
+		return ""
+	}
+	// Skipped nodes never ran: they are neither failures nor in the scope.
+	failed, eligible := 0, 0
+	for _, g := range c.State.Groups {
+		failed, eligible = failed+g.Failed, eligible+g.Nodes-g.Skipped
+	}
+	if onExceeded(in) == fleetv1.OnExceededSuspend && failed <= in.AcceptedFailures {
+		return ""
+	}
+	// A run-wide number this cluster's failures alone pass is exceeded
+	// already: the cluster stops (or holds) at once, as under exit, rather
+	// than start a group before the fleet has seen it.
+	if v := fp.MaxFailedNodes; v != nil && v.Type == intstr.Int && failed > v.IntValue() {
+		return fmt.Sprintf("%s %d allows %d nodes of the run to fail; %d failed in cluster %s alone", budget.Nodes, v.IntValue(), v.IntValue(), failed, c.Name)
+	}
+	if b, ok, err := budget.Resolve(budget.PerCluster, fp.MaxFailedNodesPerCluster, eligible, failed); err != nil {
+		return err.Error()
+	} else if ok && b.Exceeded() {
+		return b.Describe("nodes") + " in cluster " + c.Name
+	}
+	for _, g := range c.State.Groups {
+		if b, ok, err := budget.Resolve(budget.PerGroup, fp.MaxFailedNodesPerGroup, g.Nodes-g.Skipped, g.Failed); err != nil {
+			return err.Error()
+		} else if ok && b.Exceeded() {
+			return b.Describe("nodes") + " in group " + g.Name + " of cluster " + c.Name
+		}
 	}
 	return ""
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -172,5 +173,141 @@ func TestStatusFailedNodes(t *testing.T) {
 	}
 	if mr.GroupProgress != "1/1" || mr.NodeProgress != "0/600" {
 		t.Errorf("progress columns = %q, %q, want 1/1, 0/600", mr.GroupProgress, mr.NodeProgress)
+	}
+}
+
+// TestFailureBudgets: a cluster's own budgets (per group, per cluster) stop
+// or hold it as failurePolicy.onExceeded says, skipped nodes never count,
+// and failures a person accepted by resuming hold it no more.
+func TestFailureBudgets(t *testing.T) {
+	num := func(n int32) *intstr.IntOrString { v := intstr.FromInt32(n); return &v }
+	pct := func(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }
+	policy := func(p fleetv1.FailurePolicy) *fleetv1.ClusterJob {
+		cj := clusterJob(false)
+		cj.Spec.FailurePolicy = &p
+		return cj
+	}
+	perCluster := policy(fleetv1.FailurePolicy{MaxFailedNodesPerCluster: num(1)})
+	perGroup := policy(fleetv1.FailurePolicy{MaxFailedNodesPerGroup: pct("50%")})
+	suspendPerCluster := policy(fleetv1.FailurePolicy{MaxFailedNodesPerCluster: num(1), OnExceeded: fleetv1.OnExceededSuspend})
+	runWide := policy(fleetv1.FailurePolicy{MaxFailedNodes: num(0)})
+	runWidePct := policy(fleetv1.FailurePolicy{MaxFailedNodes: pct("1%")})
+	zeroPerCluster := policy(fleetv1.FailurePolicy{MaxFailedNodesPerCluster: num(0)})
+	// 6 nodes in groups of 3: a-n01..a-n03, then a-n04..a-n06.
+	group0 := func(cj *fleetv1.ClusterJob, failed int) *wrappers.RunWrapper {
+		r := wrappers.MakeRun(cj, "a", 6)
+		return r.Fail(r.Group(0)[:failed]...).Succeed(r.Group(0)[failed:]...)
+	}
+	const held = "; the run is suspended until spec.suspend is set back to false, which accepts these failures"
+
+	testCases := map[string]struct {
+		cluster  member.Cluster
+		cj       *fleetv1.ClusterJob
+		accepted int
+		want     member.Decision
+		wantRow  [3]string
+	}{
+		"per cluster, within the budget: the next group starts": {
+			cj: perCluster, cluster: group0(perCluster, 1).Cluster().Previous(started()).Obj(),
+			want:    member.Decision{Start: 1},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"per cluster, exceeded between groups: it stops and ends Failed, naming the budget": {
+			cj: perCluster, cluster: group0(perCluster, 2).Cluster().Previous(started()).Obj(),
+			want: member.Decision{Start: member.NoGroup, Stopped: true},
+			wantRow: [3]string{"Failed", fleetv1.ReasonFailureBudgetExceeded,
+				"maxFailedNodesPerCluster 1 allows 1 of 6 nodes to fail; 2 failed in cluster a"},
+		},
+		"per cluster, exceeded while a node still runs: no new group, the running one finishes": {
+			cj: perCluster, cluster: func() member.Cluster {
+				r := wrappers.MakeRun(perCluster, "a", 6)
+				return r.Fail(r.Group(0)[:2]...).Start(r.Group(0)[2]).Cluster().Previous(started()).Obj()
+			}(),
+			want: member.Decision{Start: member.NoGroup, Stopped: true},
+			wantRow: [3]string{"Running", fleetv1.ReasonFailureBudgetExceeded,
+				"no new group starts: maxFailedNodesPerCluster 1 allows 1 of 6 nodes to fail; 2 failed in cluster a"},
+		},
+		"per group 50% of 3 allows 1: two failed in group 0 stop the cluster": {
+			cj: perGroup, cluster: group0(perGroup, 2).Cluster().Previous(started()).Obj(),
+			want: member.Decision{Start: member.NoGroup, Stopped: true},
+			wantRow: [3]string{"Failed", fleetv1.ReasonFailureBudgetExceeded,
+				"maxFailedNodesPerGroup 50% allows 1 of 3 nodes to fail; 2 failed in group batch-1 of cluster a"},
+		},
+		"per group, one failure in each group: every group ran, none exceeded": {
+			cj: perGroup, cluster: func() member.Cluster {
+				r := wrappers.MakeRun(perGroup, "a", 6)
+				return r.Fail(r.Group(0)[0], r.Group(1)[0]).Succeed(r.Group(0)[1:]...).Succeed(r.Group(1)[1:]...).Cluster().Previous(started()).Obj()
+			}(),
+			want:    member.Decision{Start: member.NoGroup},
+			wantRow: [3]string{"Failed", fleetv1.ReasonNodeFailed, "2 of 6 nodes failed: a-n01, a-n04"},
+		},
+		"per cluster 0, a node skipped (deleted before its Job): skipped nodes never count": {
+			cj: zeroPerCluster, cluster: func() member.Cluster {
+				r := wrappers.MakeRun(zeroPerCluster, "a", 6)
+				return r.Succeed(r.Group(0)[1:]...).Deleted(r.Group(0)[0]).Cluster().Previous(started()).Obj()
+			}(),
+			want:    member.Decision{Start: 1},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"a run-wide number its own failures pass: it stops at once, without waiting for the fleet": {
+			cj: runWide, cluster: group0(runWide, 1).Cluster().Previous(started()).Obj(),
+			want: member.Decision{Start: member.NoGroup, Stopped: true},
+			wantRow: [3]string{"Failed", fleetv1.ReasonFailureBudgetExceeded,
+				"maxFailedNodes 0 allows 0 nodes of the run to fail; 1 failed in cluster a alone"},
+		},
+		"a run-wide percentage is the fleet's: the member goes on": {
+			cj: runWidePct, cluster: group0(runWidePct, 1).Cluster().Previous(started()).Obj(),
+			want:    member.Decision{Start: 1},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"Suspend, exceeded: held, its row says why and how to go on": {
+			cj: suspendPerCluster, cluster: group0(suspendPerCluster, 2).Cluster().Previous(started()).Obj(),
+			want: member.Decision{Start: member.NoGroup, Held: true},
+			wantRow: [3]string{"Running", fleetv1.ReasonFailureBudgetExceeded,
+				"maxFailedNodesPerCluster 1 allows 1 of 6 nodes to fail; 2 failed in cluster a" + held},
+		},
+		"Suspend, the failures accepted: the next group starts": {
+			cj: suspendPerCluster, cluster: group0(suspendPerCluster, 2).Cluster().Previous(started()).Obj(), accepted: 2,
+			want:    member.Decision{Start: 1},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"Suspend, one more failure past those accepted: held again": {
+			cj: suspendPerCluster, cluster: func() member.Cluster {
+				r := group0(suspendPerCluster, 2)
+				return r.Fail(r.Group(1)[0]).Start(r.Group(1)[1:]...).Cluster().Previous(started()).Obj()
+			}(), accepted: 2,
+			want: member.Decision{Start: member.NoGroup, Held: true},
+			wantRow: [3]string{"Running", fleetv1.ReasonFailureBudgetExceeded,
+				"maxFailedNodesPerCluster 1 allows 1 of 6 nodes to fail; 3 failed in cluster a" + held},
+		},
+		"Suspend, exceeded in the last group: nothing is left to hold, it ends Failed": {
+			cj: suspendPerCluster, cluster: func() member.Cluster {
+				r := group0(suspendPerCluster, 2)
+				return r.Succeed(r.Group(1)...).Cluster().Previous(started()).Obj()
+			}(), accepted: 0,
+			want: member.Decision{Start: member.NoGroup},
+			wantRow: [3]string{"Failed", fleetv1.ReasonFailureBudgetExceeded,
+				"maxFailedNodesPerCluster 1 allows 1 of 6 nodes to fail; 2 failed in cluster a"},
+		},
+		"a budget the API server would refuse stops the cluster, naming the field": {
+			cj: policy(fleetv1.FailurePolicy{MaxFailedNodesPerCluster: pct("many")}), cluster: group0(perCluster, 0).Cluster().Previous(started()).Obj(),
+			want: member.Decision{Start: member.NoGroup, Stopped: true},
+			wantRow: [3]string{"Failed", fleetv1.ReasonFailureBudgetExceeded,
+				`spec.failurePolicy.maxFailedNodesPerCluster: "many" is neither a number nor a percentage`},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			in := member.Input{Spec: &tc.cj.Spec, Cluster: tc.cluster, Admitted: true, AcceptedFailures: tc.accepted, Now: wrappers.Now,
+				UnreachableTimeout: time.Hour, MemberErrorTimeout: 10 * time.Minute, NodeStartTimeout: fleetv1.DefaultNodeStartTimeout}
+			d := member.Decide(in)
+			if diff := cmp.Diff(tc.want, d); diff != "" {
+				t.Errorf("member.Decide() mismatch (-want +got):\n%s", diff)
+			}
+			row := member.Status(in, d)
+			if got := [3]string{string(row.Phase), row.Reason, row.Message}; got != tc.wantRow {
+				t.Errorf("row = %q,\n want %q", got, tc.wantRow)
+			}
+		})
 	}
 }

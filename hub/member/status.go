@@ -81,23 +81,33 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 		f, _ := failure(in, c)
 		return fleetv1.ClusterFailed, f.reason, text.Truncate(f.message, fleetv1.MaxClusterMessageLength)
 	case c.Engaged && c.State.Finished():
+		if over := budgetExceeded(in); over != "" {
+			return fleetv1.ClusterFailed, fleetv1.ReasonFailureBudgetExceeded, text.Truncate(over, fleetv1.MaxClusterMessageLength)
+		}
 		if row.Nodes.Failed > 0 {
 			return fleetv1.ClusterFailed, fleetv1.ReasonNodeFailed, failedMessage(row)
 		}
 		return fleetv1.ClusterCompleted, fleetv1.ReasonCompleted, fmt.Sprintf("%d of %d nodes succeeded", row.Nodes.Succeeded, row.Nodes.Total)
 	case d.Stopped && finished(in):
+		if over := budgetExceeded(in); over != "" && in.Halt == nil {
+			return fleetv1.ClusterFailed, fleetv1.ReasonFailureBudgetExceeded, text.Truncate(over, fleetv1.MaxClusterMessageLength)
+		}
 		if row.Nodes.Failed > 0 {
 			return fleetv1.ClusterFailed, fleetv1.ReasonNodeFailed, failedMessage(row)
 		}
 		if started(c) {
-			return fleetv1.ClusterFailed, fleetv1.ReasonStopped, text.Truncate("failureStrategy exit stopped the run: "+stopCause(in), fleetv1.MaxClusterMessageLength)
+			return fleetv1.ClusterFailed, fleetv1.ReasonStopped, text.Truncate(stopPrefix(in)+" stopped the run: "+stopCause(in), fleetv1.MaxClusterMessageLength)
 		}
-		return fleetv1.ClusterPending, fleetv1.ReasonStopped, text.Truncate("failureStrategy exit stopped the run before this cluster started: "+stopCause(in), fleetv1.MaxClusterMessageLength)
+		return fleetv1.ClusterPending, fleetv1.ReasonStopped, text.Truncate(stopPrefix(in)+" stopped the run before this cluster started: "+stopCause(in), fleetv1.MaxClusterMessageLength)
 	case !c.Engaged || !c.Reachable:
 		return unreachable(pendingOrRunning(c))
 	case c.Error != nil:
 		reason, _ := spoke.ErrorReason(c.Error)
 		return pendingOrRunning(c), reason, text.Truncate("retrying: "+c.Error.Error(), fleetv1.MaxClusterMessageLength)
+	case d.Stopped && in.Halt == nil && budgetExceeded(in) != "":
+		return fleetv1.ClusterRunning, fleetv1.ReasonFailureBudgetExceeded, text.Truncate("no new group starts: "+budgetExceeded(in), fleetv1.MaxClusterMessageLength)
+	case d.Held:
+		return fleetv1.ClusterRunning, fleetv1.ReasonFailureBudgetExceeded, text.Truncate(budgetExceeded(in)+"; the run is suspended until spec.suspend is set back to false, which accepts these failures", fleetv1.MaxClusterMessageLength)
 	case !started(c) && ptr.Deref(in.Spec.Suspend, false):
 		return fleetv1.ClusterPending, fleetv1.ReasonSuspended, "spec.suspend is true"
 	case !started(c) && !in.Admitted:
@@ -106,6 +116,14 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 		return fleetv1.ClusterPending, fleetv1.ReasonPending, "starting"
 	}
 	return fleetv1.ClusterRunning, fleetv1.ReasonRunning, ""
+}
+
+// stopPrefix names what stopped the run in a stopped cluster's message.
+func stopPrefix(in Input) string {
+	if in.Halt != nil && in.Halt.Reason == fleetv1.ReasonFailureBudgetExceeded {
+		return "a failure budget"
+	}
+	return "failureStrategy exit"
 }
 
 func failing(in Input, c Cluster) bool {

@@ -70,6 +70,12 @@ func (w *clusterJobWrapper) Exit() *clusterJobWrapper {
 	return w
 }
 
+// Policy sets spec.failurePolicy.
+func (w *clusterJobWrapper) Policy(p fleetv1.FailurePolicy) *clusterJobWrapper {
+	w.Spec.FailurePolicy = &p
+	return w
+}
+
 // Clusters sets spec.clusterSelector.matchLabels.
 func (w *clusterJobWrapper) Clusters(labels map[string]string) *clusterJobWrapper {
 	w.Spec.ClusterSelector = &metav1.LabelSelector{MatchLabels: labels}

@@ -26,6 +26,7 @@ import (
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -205,6 +206,28 @@ var _ = Describe("Creating a ClusterJob", func() {
 		Entry("jobTemplate with template nodeName",
 			makeClusterJob().NodeName("node-1").Obj(),
 			"spec.jobTemplate", "jobTemplate.spec.template.spec.nodeName must not be set: fleetjob pins each Job to its node by node affinity"),
+		// Failure budgets.
+		Entry("failurePolicy without a budget",
+			makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{OnExceeded: fleetv1.OnExceededStop}).Obj(),
+			"spec.failurePolicy", "failurePolicy must set at least one of"),
+		Entry("a negative maxFailedNodesPerGroup",
+			makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodesPerGroup: intOrString(-1)}).Obj(),
+			"spec.failurePolicy.maxFailedNodesPerGroup", "must be a number of at least 0 or a percentage from 0% to 100%"),
+		Entry("maxFailedNodesPerCluster not a percentage",
+			makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodesPerCluster: percent("five")}).Obj(),
+			"spec.failurePolicy.maxFailedNodesPerCluster", "must be a number of at least 0 or a percentage from 0% to 100%"),
+		Entry("maxFailedNodes over 100%",
+			makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodes: percent("101%")}).Obj(),
+			"spec.failurePolicy.maxFailedNodes", "must be a number of at least 0 or a percentage from 0% to 100%"),
+		Entry("maxFailedClusters a fraction of a percent",
+			makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{MaxFailedClusters: percent("0.5%")}).Obj(),
+			"spec.failurePolicy.maxFailedClusters", "must be a number of at least 0 or a percentage from 0% to 100%"),
+		Entry("an unknown onExceeded",
+			makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodes: intOrString(1), OnExceeded: "Pause"}).Obj(),
+			"spec.failurePolicy.onExceeded", `Unsupported value: "Pause"`),
+		Entry("failurePolicy with failureStrategy exit",
+			makeClusterJob().FailureStrategy(fleetv1.FailureStrategyExit).FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodes: intOrString(1)}).Obj(),
+			"spec.failurePolicy", "failurePolicy and failureStrategy exit exclude each other"),
 	)
 
 	It("accepts every sample in config/samples", func() {
@@ -273,7 +296,17 @@ var _ = Describe("Creating a ClusterJob", func() {
 		Entry("parallelism, completions 1 and NonIndexed",
 			makeClusterJob().Parallelism(1).Completions(1).CompletionMode(batchv1.NonIndexedCompletion).ManualSelector(false).Obj()),
 		Entry("failureStrategy exit and suspend", makeClusterJob().FailureStrategy(fleetv1.FailureStrategyExit).Suspend(true).Obj()),
+		Entry("every budget at 0 and 0%", makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodesPerGroup: intOrString(0),
+			MaxFailedNodesPerCluster: percent("0%"), MaxFailedNodes: intOrString(0), MaxFailedClusters: percent("0%")}).Obj()),
+		Entry("budgets at 100% and a large number, onExceeded Suspend", makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{
+			MaxFailedNodesPerGroup: percent("100%"), MaxFailedNodes: intOrString(1000000), OnExceeded: fleetv1.OnExceededSuspend}).Obj()),
 	)
+
+	It("defaults failurePolicy.onExceeded to Stop", func() {
+		cj := makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodes: percent("5%")}).Obj()
+		Expect(createGenerated(cj)).To(Succeed())
+		Expect(cj.Spec.FailurePolicy.OnExceeded).To(Equal(fleetv1.OnExceededStop))
+	})
 })
 
 // sampleFiles returns the sample ClusterJobs in config/samples.
@@ -313,3 +346,7 @@ func longDNSSubdomain(n int) string {
 	}
 	return b.String()
 }
+
+func intOrString(n int32) *intstr.IntOrString { v := intstr.FromInt32(n); return &v }
+
+func percent(s string) *intstr.IntOrString { v := intstr.FromString(s); return &v }

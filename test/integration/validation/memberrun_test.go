@@ -67,7 +67,9 @@ var _ = Describe("A MemberRun", func() {
 
 	DescribeTable("rejects a change to an immutable field, naming it",
 		func(change func(*fleetv1.MemberRun), field, message string) {
-			mr := created(func(w *wrappers.MemberRunWrapper) { w.Admitted().Halt("Stopped", "cluster a failed") })
+			mr := created(func(w *wrappers.MemberRunWrapper) {
+				w.Admitted().Halt("Stopped", "cluster a failed").AcceptedFailures(3)
+			})
 			change(mr)
 			expectInvalid(k8sClient.Update(ctx, mr), field+": Invalid value", message)
 		},
@@ -77,6 +79,8 @@ var _ = Describe("A MemberRun", func() {
 		Entry("admitted taken back", func(mr *fleetv1.MemberRun) { mr.Spec.Admitted = false }, "spec.admitted", "admitted cannot be taken back"),
 		Entry("halt lifted", func(mr *fleetv1.MemberRun) { mr.Spec.Halt = nil }, "spec.halt", "halt cannot be changed or lifted"),
 		Entry("halt changed", func(mr *fleetv1.MemberRun) { mr.Spec.Halt.Message = "another" }, "spec.halt", "halt cannot be changed or lifted"),
+		Entry("acceptedFailures decreased", func(mr *fleetv1.MemberRun) { mr.Spec.AcceptedFailures = 2 }, "spec.acceptedFailures", "acceptedFailures cannot decrease"),
+		Entry("acceptedFailures removed", func(mr *fleetv1.MemberRun) { mr.Spec.AcceptedFailures = 0 }, "spec.acceptedFailures", "acceptedFailures cannot decrease"),
 	)
 
 	It("may be admitted and halted later", func() {

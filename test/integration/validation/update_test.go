@@ -76,6 +76,18 @@ var _ = Describe("Updating a ClusterJob", func() {
 			makeClusterJob(), func(cj *fleetv1.ClusterJob) {
 				cj.Spec.FailureStrategy = fleetv1.FailureStrategyExit
 			}, "spec.failureStrategy", "failureStrategy is immutable"),
+		Entry("failurePolicy added",
+			makeClusterJob(), func(cj *fleetv1.ClusterJob) {
+				cj.Spec.FailurePolicy = &fleetv1.FailurePolicy{MaxFailedNodes: percent("5%")}
+			}, "spec.failurePolicy", "failurePolicy is immutable"),
+		Entry("failurePolicy budget changed",
+			makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodes: percent("5%")}), func(cj *fleetv1.ClusterJob) {
+				cj.Spec.FailurePolicy.MaxFailedNodes = percent("50%")
+			}, "spec.failurePolicy", "failurePolicy is immutable"),
+		Entry("failurePolicy removed",
+			makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodes: percent("5%")}), func(cj *fleetv1.ClusterJob) {
+				cj.Spec.FailurePolicy = nil
+			}, "spec.failurePolicy", "failurePolicy is immutable"),
 		Entry("clusterRollout added",
 			makeClusterJob(), func(cj *fleetv1.ClusterJob) {
 				cj.Spec.ClusterRollout = &fleetv1.ClusterRollout{MaxConcurrentClusters: 2}

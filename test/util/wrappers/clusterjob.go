@@ -136,6 +136,12 @@ func (w *ClusterJobWrapper) FailureStrategy(f fleetv1.FailureStrategy) *ClusterJ
 	return w
 }
 
+// FailurePolicy sets spec.failurePolicy.
+func (w *ClusterJobWrapper) FailurePolicy(p fleetv1.FailurePolicy) *ClusterJobWrapper {
+	w.Spec.FailurePolicy = &p
+	return w
+}
+
 // MaxConcurrentClusters sets spec.clusterRollout.maxConcurrentClusters.
 func (w *ClusterJobWrapper) MaxConcurrentClusters(n int32) *ClusterJobWrapper {
 	w.Spec.ClusterRollout = &fleetv1.ClusterRollout{MaxConcurrentClusters: n}

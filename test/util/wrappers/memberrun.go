@@ -54,6 +54,12 @@ func (w *MemberRunWrapper) Halt(reason, message string) *MemberRunWrapper {
 	return w
 }
 
+// AcceptedFailures sets spec.acceptedFailures.
+func (w *MemberRunWrapper) AcceptedFailures(n int32) *MemberRunWrapper {
+	w.Spec.AcceptedFailures = n
+	return w
+}
+
 // Status sets the status.
 func (w *MemberRunWrapper) Status(s fleetv1.MemberRunStatus) *MemberRunWrapper {
 	w.MemberRun.Status = s
