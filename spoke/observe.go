@@ -48,9 +48,17 @@ const (
 type ObserveOption func(*observeOptions)
 
 type observeOptions struct {
-	indexed bool
-	plans   *Plans
-	records *Records
+	indexed   bool
+	plans     *Plans
+	records   *Records
+	informers *Informers
+}
+
+// WithInformers has Observe read the run's Jobs and the nodes from the
+// member cache's informers ix holds, when it holds them, rather than
+// through a List.
+func WithInformers(ix *Informers) ObserveOption {
+	return func(o *observeOptions) { o.informers = ix }
 }
 
 // WithRecords has Observe take the results record from rs when it is the
@@ -88,11 +96,11 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 	if err != nil || !found {
 		return State{}, err
 	}
-	jobs, err := listRunJobs(ctx, c, run, o)
+	byNode, err := runJobsByNode(ctx, c, run, o)
 	if err != nil {
 		return State{}, err
 	}
-	nodes, err := nodeNames(ctx, c, o)
+	present, err := nodePresence(ctx, c, o)
 	if err != nil {
 		return State{}, err
 	}
@@ -100,7 +108,6 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 	if err != nil {
 		return State{}, err
 	}
-	byNode := jobsByNode(jobs.Items)
 	if live != nil && jobsMissing(rec, byNode) {
 		unseen, err := liveJobs(ctx, live, run)
 		if err != nil {
@@ -108,7 +115,7 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 		}
 		addJobs(byNode, unseen)
 	}
-	st := derive(&p, byNode, nodes, rec)
+	st := derive(&p, byNode, present, rec)
 	st.Recorded, st.RecordObject = rec, cm
 	return st, nil
 }
@@ -158,6 +165,36 @@ func listRunJobs(ctx context.Context, c client.Reader, run Run, o observeOptions
 		return batchv1.JobList{}, fmt.Errorf("listing the Jobs of the run in namespace %s: %w", run.Namespace, err)
 	}
 	return jobs, nil
+}
+
+// runJobsByNode are the run's Jobs by node: from the informer when o has
+// it, else listed from c.
+func runJobsByNode(ctx context.Context, c client.Reader, run Run, o observeOptions) (map[string]*batchv1.Job, error) {
+	if jobs, ok := o.informers.runJobs(run); ok {
+		byNode := make(map[string]*batchv1.Job, len(jobs))
+		for _, j := range jobs {
+			byNode[j.Annotations[fleetv1.NodeAnnotation]] = j
+		}
+		return byNode, nil
+	}
+	jobs, err := listRunJobs(ctx, c, run, o)
+	if err != nil {
+		return nil, err
+	}
+	return jobsByNode(jobs.Items), nil
+}
+
+// nodePresence tells which nodes exist now: from the informer when o has
+// it, else from a list of their names.
+func nodePresence(ctx context.Context, c client.Reader, o observeOptions) (func(string) bool, error) {
+	if present, ok := o.informers.nodePresent(); ok {
+		return present, nil
+	}
+	names, err := nodeNames(ctx, c, o)
+	if err != nil {
+		return nil, err
+	}
+	return func(n string) bool { return names[n] }, nil
 }
 
 // nodeNames is the set of the names of the nodes that exist now.

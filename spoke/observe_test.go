@@ -29,6 +29,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -81,15 +82,26 @@ func TestObserve(t *testing.T) {
 			wantErr: "listing the Jobs of the run in namespace fleetjob-system: connection refused",
 		},
 	}
-	// Each case twice: from a plain reader, and from a cache with the run
-	// index, as the hub reads; both must see the same run.
+	// Each case three ways: from a plain reader, from a cache with the run
+	// index, and from the cache's informers, as the hub reads; all must see
+	// the same run.
 	for name, tc := range testCases {
-		for _, indexed := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/indexed=%v", name, indexed), func(t *testing.T) {
+		for _, mode := range []string{"list", "indexed", "informers"} {
+			if mode == "informers" && tc.wantErr != "" {
+				continue // the informers are not listed: the error cases are the List's
+			}
+			t.Run(fmt.Sprintf("%s/%s", name, mode), func(t *testing.T) {
 				b := fake.NewClientBuilder().WithObjects(tc.objs...).WithInterceptorFuncs(tc.funcs)
 				var opts []ObserveOption
-				if indexed {
+				switch mode {
+				case "indexed":
 					b, opts = b.WithIndex(&batchv1.Job{}, RunIndex, RunIndexValue), []ObserveOption{FromIndexedCache()}
+				case "informers":
+					opts = []ObserveOption{WithInformers(informersWith(t, tc.objs...))}
+					// Nothing is listed: the informers' stores are read.
+					b = b.WithInterceptorFuncs(interceptor.Funcs{List: func(_ context.Context, _ client.WithWatch, list client.ObjectList, _ ...client.ListOption) error {
+						return fmt.Errorf("listed %T", list)
+					}})
 				}
 				c := b.Build()
 				got, err := Observe(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), opts...)
@@ -108,6 +120,32 @@ func TestObserve(t *testing.T) {
 			})
 		}
 	}
+}
+
+// informersWith are Informers whose Job and Node informers hold the Jobs
+// and the nodes' metadata of objs, as a member cache's would.
+func informersWith(t *testing.T, objs ...client.Object) *Informers {
+	t.Helper()
+	ix := &Informers{}
+	lw := &toolscache.ListWatch{}
+	node := &metav1.PartialObjectMetadata{}
+	node.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	jobs := ix.NewInformer(lw, &batchv1.Job{}, 0, toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc}).GetIndexer()
+	nodes := ix.NewInformer(lw, node, 0, toolscache.Indexers{}).GetIndexer()
+	_ = ix.NewInformer(lw, &corev1.ConfigMap{}, 0, toolscache.Indexers{}) // neither kept nor read
+	for _, o := range objs {
+		var err error
+		switch o := o.(type) {
+		case *batchv1.Job:
+			err = jobs.Add(o)
+		case *corev1.Node:
+			err = nodes.Add(&metav1.PartialObjectMetadata{ObjectMeta: o.ObjectMeta})
+		}
+		if err != nil {
+			t.Fatalf("adding %s to its informer: %v", o.GetName(), err)
+		}
+	}
+	return ix
 }
 
 // pagedNodes serves nodes in pages of two, and records the continue tokens

@@ -153,7 +153,7 @@ func (s State) RunningGroup() int {
 // Job was deleted before it finished (JobDeleted); either way it never runs
 // again.
 func Derive(p *plan.Plan, jobs []batchv1.Job, nodesPresent map[string]bool, rec Results) State {
-	return derive(p, jobsByNode(jobs), nodesPresent, rec)
+	return derive(p, jobsByNode(jobs), func(n string) bool { return nodesPresent[n] }, rec)
 }
 
 // jobsByNode indexes jobs by their node annotation.
@@ -165,8 +165,9 @@ func jobsByNode(jobs []batchv1.Job) map[string]*batchv1.Job {
 	return byNode
 }
 
-// derive is Derive with the Jobs indexed by node.
-func derive(p *plan.Plan, byNode map[string]*batchv1.Job, nodesPresent map[string]bool, rec Results) State {
+// derive is Derive with the Jobs indexed by node and node presence as a
+// function.
+func derive(p *plan.Plan, byNode map[string]*batchv1.Job, present func(string) bool, rec Results) State {
 	if p == nil {
 		return State{}
 	}
@@ -174,7 +175,7 @@ func derive(p *plan.Plan, byNode map[string]*batchv1.Job, nodesPresent map[strin
 	for i, g := range p.Groups {
 		st.Groups[i] = GroupState{Name: g.Name, Nodes: len(g.Nodes)}
 		for _, node := range g.Nodes {
-			ns := nodeState(node, byNode[node], nodesPresent[node])
+			ns := nodeState(node, byNode[node], present(node))
 			ns = withRecord(ns, rec.Nodes[node], byNode[node] != nil)
 			if r, ok := rec.Nodes[node]; ok && byNode[node] == nil {
 				ns = r.state(node)

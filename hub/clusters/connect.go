@@ -126,7 +126,7 @@ func (e *accessError) Error() string {
 // (trimmed to what the hub reads) and plans in the work namespace, and node
 // metadata. Hub memory must not grow with a member's pods, unrelated
 // objects, or the size of the Job template.
-func clusterOptions(namespace string) cluster.Option {
+func clusterOptions(namespace string, informers *spoke.Informers) cluster.Option {
 	owned := labels.SelectorFromSet(labels.Set{fleetv1.ManagedByLabel: fleetv1.ManagedByValue})
 	inWorkNamespace := cache.ByObject{Namespaces: map[string]cache.Config{namespace: {}}, Label: owned}
 	jobs := inWorkNamespace
@@ -138,7 +138,27 @@ func clusterOptions(namespace string) cluster.Option {
 			&corev1.Node{}:      {Transform: spoke.TrimNodeMetadata}, // watched metadata-only
 		}
 		o.Cache.DefaultTransform = cache.TransformStripManagedFields()
+		o.Cache.NewInformer = informers.NewInformer
 	}
+}
+
+// memberCluster is a member's cluster with its cache's informers, which
+// the hub reads its runs from without copying them.
+type memberCluster struct {
+	cluster.Cluster
+	informers *spoke.Informers
+}
+
+// Informers are the member cache's Job and Node informers.
+func (m *memberCluster) Informers() *spoke.Informers { return m.informers }
+
+// InformersOf are cl's Job and Node informers when cl is a member cluster
+// this provider connected, nil otherwise.
+func InformersOf(cl cluster.Cluster) *spoke.Informers {
+	if m, ok := cl.(interface{ Informers() *spoke.Informers }); ok {
+		return m.Informers()
+	}
+	return nil
 }
 
 // watchedKinds are the informers the hub's controllers start in a member;
@@ -170,10 +190,12 @@ func (p *Provider) connect(ctx context.Context, reg registration) error {
 		return &duplicateError{other: other, id: id}
 	}
 	cfg.Wrap(countWatches(reg.name))
-	cl, err := cluster.New(cfg, clusterOptions(reg.namespace))
+	informers := &spoke.Informers{}
+	inner, err := cluster.New(cfg, clusterOptions(reg.namespace, informers))
 	if err != nil {
 		return err
 	}
+	cl := &memberCluster{Cluster: inner, informers: informers}
 	p.mu.RLock()
 	memberCtx, stop := context.WithCancel(p.baseCtx)
 	aware, indexers := p.aware, p.indexers

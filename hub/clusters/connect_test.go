@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/spoke"
 )
 
 func TestParseRegistration(t *testing.T) {
@@ -281,7 +282,7 @@ func TestBackoff(t *testing.T) {
 // nodes.
 func TestClusterOptions(t *testing.T) {
 	var opts cluster.Options
-	clusterOptions("team-a")(&opts)
+	clusterOptions("team-a", &spoke.Informers{})(&opts)
 	owned := labels.Set{fleetv1.ManagedByLabel: fleetv1.ManagedByValue}
 	var sawJob, sawConfigMap, sawNode bool
 	for obj, by := range opts.Cache.ByObject {

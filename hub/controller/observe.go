@@ -54,7 +54,8 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), cl.GetAPIReader(), run, spoke.FromIndexedCache(), spoke.WithPlans(&r.plans), spoke.WithRecords(&r.records))
+	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), cl.GetAPIReader(), run, spoke.FromIndexedCache(), spoke.WithPlans(&r.plans), spoke.WithRecords(&r.records),
+		spoke.WithInformers(clusters.InformersOf(cl)))
 	if c.Error == nil && c.State.Planned {
 		c.StartTimedOut, c.NotStarted = c.State.TimeOutStarts(r.Clock.Now(), nodeStartTimeout(cj))
 	}

@@ -1,0 +1,120 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spoke
+
+import (
+	"maps"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// jobsByRun is the informer index of Jobs by run, the RunIndex values.
+const jobsByRun = "fleetjob.io/jobs-by-run"
+
+// Informers are a member cache's Job and Node informers, kept as the cache
+// builds them (set NewInformer as the cache's Options.NewInformer), so that
+// Observe reads a run's Jobs and the nodes from their stores without the
+// copy a cache List makes of every object it returns. On a 5 x 1,000-node
+// fleet, those copies were nearly half the bytes the hub allocated.
+// Reading the informer's own store sees each event before the handlers
+// that enqueue a reconcile for it, as a cache List does.
+type Informers struct {
+	mu          sync.RWMutex
+	jobs, nodes toolscache.Indexer
+}
+
+// NewInformer builds an informer as the cache would, indexing Jobs by run,
+// and keeps the stores of the Job and Node (metadata) informers.
+func (ix *Informers) NewInformer(lw toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+	_, isJob := obj.(*batchv1.Job)
+	if isJob {
+		indexers = maps.Clone(indexers)
+		if indexers == nil {
+			indexers = toolscache.Indexers{}
+		}
+		indexers[jobsByRun] = func(o any) ([]string, error) {
+			if obj, ok := o.(client.Object); ok {
+				return RunIndexValue(obj), nil
+			}
+			return nil, nil
+		}
+	}
+	inf := toolscache.NewSharedIndexInformer(lw, obj, resync, indexers)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	switch {
+	case isJob:
+		ix.jobs = inf.GetIndexer()
+	case isNodeMetadata(obj):
+		ix.nodes = inf.GetIndexer()
+	}
+	return inf
+}
+
+func isNodeMetadata(obj runtime.Object) bool {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	return ok && m.GetObjectKind().GroupVersionKind().Kind == "Node"
+}
+
+// runJobs are the run's Jobs in the Job informer's store, shared with it:
+// they are only read. ok is false while there is no such informer.
+func (ix *Informers) runJobs(run Run) (jobs []*batchv1.Job, ok bool) {
+	if ix == nil {
+		return nil, false
+	}
+	ix.mu.RLock()
+	store := ix.jobs
+	ix.mu.RUnlock()
+	if store == nil {
+		return nil, false
+	}
+	items, err := store.ByIndex(jobsByRun, runIndexKey(run))
+	if err != nil {
+		return nil, false
+	}
+	jobs = make([]*batchv1.Job, 0, len(items))
+	for _, it := range items {
+		if j, isJob := it.(*batchv1.Job); isJob && j.Namespace == run.Namespace {
+			jobs = append(jobs, j)
+		}
+	}
+	return jobs, true
+}
+
+// nodePresent tells whether a node exists, from the Node informer's
+// store; ok is false while there is no such informer.
+func (ix *Informers) nodePresent() (present func(string) bool, ok bool) {
+	if ix == nil {
+		return nil, false
+	}
+	ix.mu.RLock()
+	store := ix.nodes
+	ix.mu.RUnlock()
+	if store == nil {
+		return nil, false
+	}
+	return func(name string) bool {
+		_, exists, err := store.GetByKey(name)
+		return err == nil && exists
+	}, true
+}
