@@ -20,6 +20,7 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -70,13 +71,13 @@ func makeClusterJob(name string) *clusterJobWrapper {
 					Containers: []corev1.Container{{
 						Name:    "work",
 						Image:   "busybox:1.36",
-						Command: []string{"sh", "-c", `sleep "$E2E_SECONDS"; [ "$FLEETJOB_NODE_NAME" != "$E2E_FAIL_NODE" ]`},
+						Command: []string{"sh", "-c", `sleep "$E2E_SECONDS"; case " $E2E_FAIL_NODE " in *" $FLEETJOB_NODE_NAME "*) exit 1;; esac`},
 					}},
 				}},
 			}},
 		},
 	}}
-	return w.RunFor(defaultRunFor).FailOn("")
+	return w.RunFor(defaultRunFor).FailOn()
 }
 
 // Batch sets spec.strategy to batch of size in alphabetical order.
@@ -128,10 +129,16 @@ func (w *clusterJobWrapper) RunFor(d time.Duration) *clusterJobWrapper {
 	return w.setEnv("E2E_SECONDS", fmt.Sprintf("%.3f", d.Seconds()))
 }
 
-// FailOn makes the container exit 1 on node (kind). On kwok no container
-// runs: failPodsOn installs the Stage that fails pods there.
-func (w *clusterJobWrapper) FailOn(node string) *clusterJobWrapper {
-	return w.setEnv("E2E_FAIL_NODE", node)
+// FailOn makes the container exit 1 on these nodes (kind). On kwok no
+// container runs: failPodsOn installs the Stage that fails pods there.
+func (w *clusterJobWrapper) FailOn(nodes ...string) *clusterJobWrapper {
+	return w.setEnv("E2E_FAIL_NODE", strings.Join(nodes, " "))
+}
+
+// Policy sets spec.failurePolicy.
+func (w *clusterJobWrapper) Policy(p fleetv1.FailurePolicy) *clusterJobWrapper {
+	w.Spec.FailurePolicy = &p
+	return w
 }
 
 func (w *clusterJobWrapper) setEnv(name, value string) *clusterJobWrapper {

@@ -207,6 +207,11 @@ func (g *GroupState) count(p NodePhase) {
 // final result wins over a Job that has not finished (the hub failed the
 // node, and deletes the Job), and a start once seen is not forgotten.
 func withRecord(ns NodeState, r NodeResult, hasJob bool) NodeState {
+	if hasJob && r.Phase == NodeFailed && failedByHub(r.Reason) {
+		out := r.state(ns.Node) // the hub's verdict, even on a Job that finished before its deletion
+		out.Job = ns.Job
+		return out
+	}
 	if !hasJob || ns.Phase != NodeRunning {
 		return ns
 	}
@@ -282,6 +287,72 @@ func trueCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCon
 	return nil
 }
 
+// failedByHub tells whether a node's failure is the hub's verdict on a Job
+// that may still exist (its pod never started, its group ran out of time):
+// the Job is deleted, until it is gone, and the verdict stands even if the
+// Job finishes first.
+func failedByHub(reason string) bool {
+	switch reason {
+	case fleetv1.NodeReasonPodCreateFailed, fleetv1.NodeReasonNotStarted, fleetv1.NodeReasonGroupDeadlineExceeded:
+		return true
+	}
+	return false
+}
+
+// GroupStart is when group g started: the creation (or start) of its
+// first Job; zero when none of its nodes has a Job.
+func (s State) GroupStart(g int) time.Time {
+	var first time.Time
+	for _, n := range s.Nodes {
+		if n.Group != g {
+			continue
+		}
+		for _, t := range []*metav1.Time{n.Created, n.StartTime} {
+			if t != nil && (first.IsZero() || t.Time.Before(first)) {
+				first = t.Time
+			}
+		}
+	}
+	return first
+}
+
+// GroupDeadline is when the running group times out under deadline;
+// false when no group runs or deadline is 0.
+func (s State) GroupDeadline(deadline time.Duration) (time.Time, bool) {
+	g := s.RunningGroup()
+	if g < 0 || deadline <= 0 {
+		return time.Time{}, false
+	}
+	start := s.GroupStart(g)
+	return start.Add(deadline), !start.IsZero()
+}
+
+// TimeOutGroup fails the running nodes of the running group once it has
+// run longer than deadline (0: no deadline), and returns their Jobs, to be
+// deleted, and how many it failed: a group that cannot finish must not hold
+// the cluster forever. It is pure; TimeOutStarts returns the Jobs of nodes
+// failed so before.
+func (s *State) TimeOutGroup(now time.Time, deadline time.Duration) (jobs []string, failed int) {
+	at, ok := s.GroupDeadline(deadline)
+	if !ok || now.Before(at) {
+		return nil, 0
+	}
+	g := s.RunningGroup()
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if n.Group != g || n.Phase != NodeRunning {
+			continue
+		}
+		s.Groups[g].Running--
+		s.Groups[g].Failed++
+		n.Phase, n.CompletionTime = NodeFailed, &metav1.Time{Time: now}
+		n.Reason, n.Message = fleetv1.NodeReasonGroupDeadlineExceeded, fmt.Sprintf("the node's group did not finish within spec.gates.progressDeadline (%s)", deadline)
+		jobs = append(jobs, n.Job)
+		failed++
+	}
+	return jobs, failed
+}
+
 // TimeOutStarts fails the running nodes whose pod has not started within
 // timeout of their Job's creation, and returns the Jobs of every node failed
 // so that still exist, to be deleted (again, until they are gone), and how
@@ -290,7 +361,7 @@ func trueCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCon
 func (s *State) TimeOutStarts(now time.Time, timeout time.Duration) (jobs []string, failed int) {
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		if n.Phase == NodeFailed && n.Job != "" && (n.Reason == fleetv1.NodeReasonPodCreateFailed || n.Reason == fleetv1.NodeReasonNotStarted) {
+		if n.Phase == NodeFailed && n.Job != "" && failedByHub(n.Reason) {
 			jobs = append(jobs, n.Job) // failed before; its Job is not gone yet
 			continue
 		}

@@ -384,3 +384,83 @@ func TestStartDeadline(t *testing.T) {
 		t.Error("StartDeadline() of a run with no Job = true")
 	}
 }
+
+func TestTimeOutGroup(t *testing.T) {
+	started := metav1.NewTime(t0.Add(-10 * time.Minute))
+	job := func(node string) batchv1.Job {
+		j := makeJob(node).Started(started).Obj()
+		j.CreationTimestamp, j.Status.Active, j.Status.Ready = started, 1, ptr.To[int32](1)
+		return j
+	}
+	done := makeJob("a").Started(started).Complete(t0).Obj()
+	three := allOf("a", "b", "c")
+	testCases := map[string]struct {
+		jobs       []batchv1.Job
+		rec        Results
+		deadline   time.Duration
+		wantJobs   []string
+		wantFailed int
+		wantNodes  map[string]string // node: phase/reason
+	}{
+		"within the deadline: nothing": {
+			jobs: []batchv1.Job{done, job("b"), job("c")}, deadline: 15 * time.Minute,
+			wantNodes: map[string]string{"a": "Succeeded/", "b": "Running/", "c": "Running/"},
+		},
+		"past it: the running nodes fail, the finished one keeps its result": {
+			jobs: []batchv1.Job{done, job("b"), job("c")}, deadline: 5 * time.Minute,
+			wantJobs: []string{jobName("b"), jobName("c")}, wantFailed: 2,
+			wantNodes: map[string]string{"a": "Succeeded/", "b": "Failed/GroupDeadlineExceeded", "c": "Failed/GroupDeadlineExceeded"},
+		},
+		"no deadline": {
+			jobs: []batchv1.Job{job("a")}, deadline: 0,
+			wantNodes: map[string]string{"a": "Running/", "b": "Pending/", "c": "Pending/"},
+		},
+		"failed so before, its Job finished before its deletion: the hub's verdict stands": {
+			jobs:      []batchv1.Job{makeJob("a").Started(started).Complete(t0).Obj()},
+			rec:       Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonGroupDeadlineExceeded}}},
+			deadline:  5 * time.Minute,
+			wantNodes: map[string]string{"a": "Failed/GroupDeadlineExceeded", "b": "Pending/", "c": "Pending/"},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			st := Derive(&three, tc.jobs, present("a", "b", "c"), tc.rec)
+			jobs, failed := st.TimeOutGroup(t0.Time, tc.deadline)
+			if diff := cmp.Diff(tc.wantJobs, jobs); diff != "" {
+				t.Errorf("TimeOutGroup() jobs mismatch (-want +got):\n%s", diff)
+			}
+			if failed != tc.wantFailed {
+				t.Errorf("TimeOutGroup() failed = %d, want %d", failed, tc.wantFailed)
+			}
+			got := map[string]string{}
+			for _, n := range st.Nodes {
+				got[n.Node] = string(n.Phase) + "/" + n.Reason
+			}
+			if diff := cmp.Diff(tc.wantNodes, got); diff != "" {
+				t.Errorf("nodes mismatch (-want +got):\n%s", diff)
+			}
+			if g := st.Groups[0]; g.Pending+g.Running+g.Succeeded+g.Failed+g.Skipped != g.Nodes {
+				t.Errorf("group counts %+v do not add up", g)
+			}
+			// A Job failed so is deleted until it is gone.
+			if again, _ := st.TimeOutStarts(t0.Time, time.Hour); tc.wantFailed > 0 && len(again) != tc.wantFailed {
+				t.Errorf("TimeOutStarts() after the deadline gives %d Jobs to delete, want %d", len(again), tc.wantFailed)
+			}
+		})
+	}
+}
+
+func TestGroupDeadline(t *testing.T) {
+	first := metav1.NewTime(t0.Add(-2 * time.Minute))
+	a := makeJob("a").Started(first).Obj()
+	a.CreationTimestamp = first
+	b := makeJob("b").Obj()
+	b.CreationTimestamp = t0
+	st := Derive(&twoGroups, []batchv1.Job{a, b}, present("a", "b", "c"), Results{})
+	if got, ok := st.GroupDeadline(5 * time.Minute); !ok || !got.Equal(first.Add(5*time.Minute)) {
+		t.Errorf("GroupDeadline() = %v, %v; want %v from the group's first Job", got, ok, first.Add(5*time.Minute))
+	}
+	if _, ok := Derive(&twoGroups, nil, present("a", "b", "c"), Results{}).GroupDeadline(time.Minute); ok {
+		t.Error("GroupDeadline() of a run with no running group = true")
+	}
+}

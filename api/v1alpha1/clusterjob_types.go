@@ -131,6 +131,38 @@ type FailurePolicy struct {
 	OnExceeded OnExceeded `json:"onExceeded,omitempty"`
 }
 
+// Gates hold a run back between groups and between clusters, and bound how
+// long a group may take.
+type Gates struct {
+	// soak is how long to wait after a group finished with every node
+	// succeeded before the next group starts in that cluster, to see the
+	// change settle (minSuccessTime in Open Cluster Management). A group
+	// with a failed node hands off at once: the failure is the signal.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="soak must not be negative"
+	// +optional
+	Soak *metav1.Duration `json:"soak,omitempty"`
+
+	// progressDeadline is how long a group may run in a cluster, from its
+	// first Job's creation: past it, its unfinished nodes fail with reason
+	// GroupDeadlineExceeded and their Jobs are deleted, so the group ends.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="progressDeadline must be at least 1s"
+	// +optional
+	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
+
+	// betweenClusters holds the next cluster back, under
+	// clusterRollout.maxConcurrentClusters, after a cluster finished.
+	// +optional
+	BetweenClusters *BetweenClustersGate `json:"betweenClusters,omitempty"`
+}
+
+// BetweenClustersGate spaces clusters under maxConcurrentClusters.
+type BetweenClustersGate struct {
+	// soak is how long after a cluster finished the next cluster may start.
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="betweenClusters.soak must not be negative"
+	// +required
+	Soak metav1.Duration `json:"soak"`
+}
+
 // DefaultNodeStartTimeout is spec.nodeStartTimeout when it is not set.
 const DefaultNodeStartTimeout = 10 * time.Minute
 
@@ -143,6 +175,8 @@ const DefaultNodeStartTimeout = 10 * time.Minute
 // +kubebuilder:validation:XValidation:rule="(has(self.failureStrategy) ? self.failureStrategy : 'keepgoing') == (has(oldSelf.failureStrategy) ? oldSelf.failureStrategy : 'keepgoing')",message="failureStrategy is immutable",fieldPath=".failureStrategy"
 // +kubebuilder:validation:XValidation:rule="has(self.failurePolicy) == has(oldSelf.failurePolicy) && (!has(self.failurePolicy) || self.failurePolicy == oldSelf.failurePolicy)",message="failurePolicy is immutable",fieldPath=".failurePolicy"
 // +kubebuilder:validation:XValidation:rule="!has(self.failurePolicy) || !has(self.failureStrategy) || self.failureStrategy != 'exit'",message="failurePolicy and failureStrategy exit exclude each other: exit is failurePolicy maxFailedNodes: 0 and maxFailedClusters: 0",fieldPath=".failurePolicy"
+// +kubebuilder:validation:XValidation:rule="has(self.gates) == has(oldSelf.gates) && (!has(self.gates) || self.gates == oldSelf.gates)",message="gates is immutable",fieldPath=".gates"
+// +kubebuilder:validation:XValidation:rule="!has(self.gates) || !has(self.gates.betweenClusters) || has(self.clusterRollout)",message="gates.betweenClusters needs clusterRollout.maxConcurrentClusters: without it every cluster starts at once",fieldPath=".gates.betweenClusters"
 // +kubebuilder:validation:XValidation:rule="has(self.clusterRollout) == has(oldSelf.clusterRollout) && (!has(self.clusterRollout) || self.clusterRollout == oldSelf.clusterRollout)",message="clusterRollout is immutable",fieldPath=".clusterRollout"
 // +kubebuilder:validation:XValidation:rule="self.jobTemplate == oldSelf.jobTemplate",message="jobTemplate is immutable",fieldPath=".jobTemplate"
 // +kubebuilder:validation:XValidation:rule="has(self.nodeStartTimeout) == has(oldSelf.nodeStartTimeout) && (!has(self.nodeStartTimeout) || duration(self.nodeStartTimeout) == duration(oldSelf.nodeStartTimeout))",message="nodeStartTimeout is immutable",fieldPath=".nodeStartTimeout"
@@ -185,6 +219,12 @@ type ClusterJobSpec struct {
 	// failed clusters on the run.
 	// +optional
 	FailurePolicy *FailurePolicy `json:"failurePolicy,omitempty"`
+
+	// gates hold the run back between groups (soak) and between clusters
+	// (betweenClusters.soak), and bound how long a group may take
+	// (progressDeadline).
+	// +optional
+	Gates *Gates `json:"gates,omitempty"`
 
 	// clusterRollout limits how many member clusters run at the same time.
 	// When absent, every selected cluster runs at once.

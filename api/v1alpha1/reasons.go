@@ -45,6 +45,8 @@ const (
 	// ReasonResumed: a person resumed a run that a failure budget
 	// suspended, accepting the failures so far.
 	ReasonResumed = "Resumed"
+	// ReasonSoaking: a gate's soak holds the next group or cluster back.
+	ReasonSoaking = "Soaking"
 	// ReasonNodeFailed: a node of the cluster failed.
 	ReasonNodeFailed = "NodeFailed"
 	// ReasonUnreachableTimeout: a started cluster stayed unreachable longer
@@ -128,4 +130,7 @@ const (
 	// NodeReasonNotStarted: the Job's pod exists but did not start within
 	// nodeStartTimeout (unschedulable, image pull, a node gone NotReady).
 	NodeReasonNotStarted = "NotStarted"
+	// NodeReasonGroupDeadlineExceeded: the node's group ran past
+	// spec.gates.progressDeadline before the node finished.
+	NodeReasonGroupDeadlineExceeded = "GroupDeadlineExceeded"
 )

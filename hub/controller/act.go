@@ -110,8 +110,9 @@ func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *memb
 	return nil
 }
 
-// deleteTimedOut deletes the Jobs of nodes whose pod never started: they
-// count as failed, and a pod that starts late must not run the node.
+// deleteTimedOut deletes the Jobs of nodes the hub failed, whose pod never
+// started or whose group ran past its progress deadline: they count as
+// failed, and a pod that starts or goes on late must not run the node.
 func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, add func(note)) error {
 	if len(c.StartTimedOut) == 0 {
 		return nil
@@ -129,6 +130,10 @@ func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob,
 	if c.NotStarted > 0 {
 		add(note{corev1.EventTypeWarning, "NodeNotStarted", fmt.Sprintf("cluster %s: %d nodes failed: their pods did not start within %s",
 			c.Name, c.NotStarted, nodeStartTimeout(cj))})
+	}
+	if c.DeadlineExceeded > 0 {
+		add(note{corev1.EventTypeWarning, fleetv1.NodeReasonGroupDeadlineExceeded, fmt.Sprintf("cluster %s: %d nodes failed: their group ran past spec.gates.progressDeadline (%s)",
+			c.Name, c.DeadlineExceeded, cj.Spec.Gates.ProgressDeadline.Duration)})
 	}
 	return nil
 }

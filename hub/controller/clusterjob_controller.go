@@ -165,13 +165,21 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 		BudgetSuspended:     meta.IsStatusConditionTrue(cj.Status.Conditions, fleetv1.ConditionFailureBudgetExceeded),
 	}
 	decision := fleet.Decide(in)
-	if err := r.admitAndHalt(ctx, runs, decision); err != nil {
+	halted, err := r.admitAndHalt(ctx, runs, decision)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
 	var notes []note
+	if halted && decision.Halt.Reason == fleetv1.ReasonFailureBudgetExceeded {
+		budgetsExceeded.WithLabelValues(fleet.ScopeRun, string(fleetv1.OnExceededStop)).Inc()
+		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ReasonFailureBudgetExceeded, "stopping the run: " + decision.Halt.Message})
+	}
 	if decision.Suspend != "" {
 		if err := r.suspend(ctx, cj); err != nil {
 			return ctrl.Result{}, err
+		}
+		if decision.SuspendScope == fleet.ScopeRun {
+			budgetsExceeded.WithLabelValues(fleet.ScopeRun, string(fleetv1.OnExceededSuspend)).Inc()
 		}
 		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ReasonFailureBudgetExceeded, "suspending the run: " + decision.Suspend})
 	}

@@ -29,6 +29,7 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/fleet"
 	"github.com/fleetjob/fleetjob/hub/member"
 )
 
@@ -66,12 +67,17 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	notes := r.act(ctx, cj, &in.Cluster, decision)
 	// After act: what it failed at is retried too.
 	requeue := member.RequeueAfter(in)
-	if err := r.writeRunStatus(ctx, mr, member.Status(in, decision)); err != nil {
+	row := member.Status(in, decision)
+	exceeded := row.Reason == fleetv1.ReasonFailureBudgetExceeded && mr.Status.Reason != fleetv1.ReasonFailureBudgetExceeded
+	if err := r.writeRunStatus(ctx, mr, row); err != nil {
 		if apierrors.IsConflict(err) {
 			log.FromContext(ctx).V(1).Info("Writing status lost a race; retrying")
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		return ctrl.Result{}, err
+	}
+	if exceeded {
+		budgetsExceeded.WithLabelValues(fleet.ScopeCluster, onExceeded(cj)).Inc()
 	}
 	r.emitNotes(cj, notes)
 	return ctrl.Result{RequeueAfter: requeue}, nil

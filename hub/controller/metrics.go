@@ -52,8 +52,25 @@ var (
 	})
 )
 
+// budgetsExceeded counts failure budgets exceeded: scope is "cluster" (a
+// per-group or per-cluster budget, counted when its cluster's row first
+// says so) or "run" (a run-wide budget, counted when the hub halts or
+// suspends the run for it); action is onExceeded.
+var budgetsExceeded = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "fleetjob_failure_budget_exceeded_total",
+	Help: "Failure budgets of spec.failurePolicy exceeded, by scope (cluster, run) and onExceeded action (Stop, Suspend).",
+}, []string{"scope", "action"})
+
 func init() {
-	metrics.Registry.MustRegister(jobsCreated, groupDuration, groupHandoff)
+	metrics.Registry.MustRegister(jobsCreated, groupDuration, groupHandoff, budgetsExceeded)
+}
+
+// onExceeded is the action of cj's failurePolicy, defaulted.
+func onExceeded(cj *fleetv1.ClusterJob) string {
+	if cj.Spec.FailurePolicy == nil || cj.Spec.FailurePolicy.OnExceeded == "" {
+		return string(fleetv1.OnExceededStop)
+	}
+	return string(cj.Spec.FailurePolicy.OnExceeded)
 }
 
 // firstCreate is a member client that notes when its first create

@@ -57,7 +57,12 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), cl.GetAPIReader(), run, spoke.FromIndexedCache(), spoke.WithPlans(&r.plans), spoke.WithRecords(&r.records),
 		spoke.WithInformers(clusters.InformersOf(cl)))
 	if c.Error == nil && c.State.Planned {
+		var late []string
+		if g := cj.Spec.Gates; g != nil && g.ProgressDeadline != nil {
+			late, c.DeadlineExceeded = c.State.TimeOutGroup(r.Clock.Now(), g.ProgressDeadline.Duration)
+		}
 		c.StartTimedOut, c.NotStarted = c.State.TimeOutStarts(r.Clock.Now(), nodeStartTimeout(cj))
+		c.StartTimedOut = append(c.StartTimedOut, late...)
 	}
 	if c.Error == nil && !c.State.Planned && prev != nil && prev.StartTime != nil && m.Reachable {
 		c.PlanLost, c.LeftJobs, c.Error = planLost(ctx, cl, run)

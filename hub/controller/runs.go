@@ -168,9 +168,10 @@ func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob)
 }
 
 // admitAndHalt writes the fleet's decision into the MemberRuns' specs, a
-// bounded number at a time: admissions, halts and accepted failures. runs
-// are the cache's: each is copied first.
-func (r *Reconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun, d fleet.Decision) error {
+// bounded number at a time: admissions, halts and accepted failures.
+// halted tells whether it halted one that was not. runs are the cache's:
+// each is copied first.
+func (r *Reconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun, d fleet.Decision) (halted bool, err error) {
 	var mu sync.Mutex
 	var errs []error
 	r.forEach(len(runs), func(i int) {
@@ -195,13 +196,16 @@ func (r *Reconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun,
 		if accepts {
 			mr.Spec.AcceptedFailures = accept
 		}
-		if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Patch(ctx, mr, patch) }); err != nil {
-			mu.Lock()
+		err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Patch(ctx, mr, patch) })
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
 			errs = append(errs, fmt.Errorf("updating MemberRun %s: %w", mr.Name, err))
-			mu.Unlock()
+			return
 		}
+		halted = halted || halt
 	})
-	return errors.Join(errs...)
+	return halted, errors.Join(errs...)
 }
 
 // finalizeClusterJob deletes the run's MemberRuns, whose finalizers clean

@@ -17,12 +17,14 @@ limitations under the License.
 package fleet
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -91,7 +93,7 @@ func TestDecideFailureBudgets(t *testing.T) {
 		"Suspend, maxFailedNodes exceeded: the run is suspended, nothing admitted": {
 			cj:   suspendNodes,
 			runs: []Run{runOf("a", true, failedRow), runOf("b", true, failedRow), runOf("c", false, pendingRow)},
-			want: Decision{Suspend: "maxFailedNodes 1 allows 1 of 6 nodes planned so far to fail; 2 failed"},
+			want: Decision{Suspend: "maxFailedNodes 1 allows 1 of 6 nodes planned so far to fail; 2 failed", SuspendScope: ScopeRun},
 		},
 		"Suspend, already suspended for it: nothing more": {
 			cj:              suspendNodesSuspended,
@@ -110,12 +112,12 @@ func TestDecideFailureBudgets(t *testing.T) {
 			runs: []Run{runOf("a", true, failedRow), runOf("b", true, failedRow),
 				runOf("c", true, fleetv1.ClusterStatus{Phase: fleetv1.ClusterRunning, StartTime: mt(ago(time.Hour)), Nodes: fleetv1.NodeCounts{Total: 3, Failed: 1, Running: 2}})},
 			accepted: fleetv1.AcceptedFailures{Nodes: 2, Clusters: 2},
-			want:     Decision{Suspend: "maxFailedNodes 1 allows 1 of 9 nodes planned so far to fail; 3 failed"},
+			want:     Decision{Suspend: "maxFailedNodes 1 allows 1 of 9 nodes planned so far to fail; 3 failed", SuspendScope: ScopeRun},
 		},
 		"Suspend, a cluster's own budget holds it: the run is suspended with its reason": {
 			cj:   suspendCluster,
 			runs: []Run{runOf("a", true, heldRow), runOf("b", true, runningRow)},
-			want: Decision{Suspend: heldRow.Message},
+			want: Decision{Suspend: heldRow.Message, SuspendScope: ScopeCluster},
 		},
 		"Suspend, resumed while a cluster is held: its failures are accepted in its MemberRun": {
 			cj:              suspendCluster,
@@ -194,4 +196,54 @@ func TestStatusFailureBudgets(t *testing.T) {
 			t.Errorf("after the resume, Decide() = %+v, want neither a suspension nor an acceptance", d)
 		}
 	})
+}
+
+// TestBetweenClustersSoak: under maxConcurrentClusters, the next cluster
+// starts a soak after the last one finished, and the run says so.
+func TestBetweenClustersSoak(t *testing.T) {
+	soaked := func(d time.Duration) *fleetv1.ClusterJob {
+		cj := makeClusterJob().MaxConcurrent(1).Obj()
+		cj.Spec.Gates = &fleetv1.Gates{BetweenClusters: &fleetv1.BetweenClustersGate{Soak: metav1.Duration{Duration: d}}}
+		return cj
+	}
+	done := completedRow
+	done.CompletionTime = mt(ago(time.Minute))
+	testCases := map[string]struct {
+		cj   *fleetv1.ClusterJob
+		runs []Run
+		want Decision
+	}{
+		"a finished a minute ago, soak 5m: b waits 4m more": {
+			cj:   soaked(5 * time.Minute),
+			runs: []Run{runOf("a", true, done), runOf("b", false, pendingRow)},
+			want: Decision{RequeueAfter: 4 * time.Minute},
+		},
+		"soak 30s, over: b is admitted": {
+			cj:   soaked(30 * time.Second),
+			runs: []Run{runOf("a", true, done), runOf("b", false, pendingRow)},
+			want: Decision{Admit: []string{"b"}},
+		},
+		"no cluster finished yet: the first is admitted at once": {
+			cj:   soaked(5 * time.Minute),
+			runs: []Run{runOf("a", false, pendingRow), runOf("b", false, pendingRow)},
+			want: Decision{Admit: []string{"a"}},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			in := Input{Spec: &tc.cj.Spec, Runs: tc.runs, Now: now, Created: ago(time.Hour), EmptySelectionGrace: time.Minute}
+			d := Decide(in)
+			if diff := cmp.Diff(tc.want, d, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("Decide() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+	cj := soaked(5 * time.Minute)
+	in := Input{Spec: &cj.Spec, Runs: []Run{runOf("a", true, done), runOf("b", false, pendingRow)}, Now: now, Created: ago(time.Hour)}
+	st := Status(in, Decide(in), &fleetv1.ClusterJobStatus{}, 1)
+	c := meta.FindStatusCondition(st.Conditions, fleetv1.ConditionProgressing)
+	want := "Soaking until " + ago(time.Minute).Add(5*time.Minute).UTC().Format(time.RFC3339)
+	if c == nil || c.Reason != fleetv1.ReasonSoaking || !strings.Contains(c.Message, want) {
+		t.Errorf("Progressing condition = %+v, want reason Soaking and a message with %q", c, want)
+	}
 }

@@ -78,8 +78,11 @@ type Decision struct {
 	// failureStrategy exit stops the run.
 	Halt *fleetv1.Halt
 	// Suspend, when set, is why the run is to be suspended now (spec.suspend
-	// set to true): a failure budget with onExceeded Suspend is exceeded.
-	Suspend string
+	// set to true): a failure budget with onExceeded Suspend is exceeded,
+	// in SuspendScope: ScopeRun for a run-wide budget, ScopeCluster for a
+	// cluster's own.
+	Suspend      string
+	SuspendScope string
 	// Accept, when set, is what a person accepted by resuming a run a
 	// failure budget suspended: each MemberRun named in Accept.Runs gets
 	// spec.acceptedFailures, the ClusterJob status.acceptedFailures.
@@ -116,13 +119,17 @@ func Decide(in Input) Decision {
 		d.Accept = accept(in)
 		in = accepted(in, d.Accept)
 	}
-	if cause := suspendCause(in); cause != "" {
+	if cause, scope := suspendCause(in); cause != "" {
 		if !suspended {
-			d.Suspend = cause
+			d.Suspend, d.SuspendScope = cause, scope
 		}
 		return d
 	}
 	if suspended {
+		return d
+	}
+	if until := soakingUntil(in); !until.IsZero() {
+		d.RequeueAfter = until.Sub(in.Now) // a soak ends with no event
 		return d
 	}
 	slots := freeSlots(in)
@@ -139,6 +146,27 @@ func Decide(in Input) Decision {
 		d.Admit = append(d.Admit, r.Cluster)
 	}
 	return d
+}
+
+// soakingUntil is when spec.gates.betweenClusters.soak lets the next
+// cluster start after the last one that finished; zero when nothing waits
+// for it: no soak, no cluster finished yet, or none left to start.
+func soakingUntil(in Input) time.Time {
+	g := in.Spec.Gates
+	if g == nil || g.BetweenClusters == nil || g.BetweenClusters.Soak.Duration <= 0 {
+		return time.Time{}
+	}
+	waiting := slices.ContainsFunc(in.Runs, func(r Run) bool { return !r.Admitted && !finished(r.Row) })
+	var last time.Time
+	for _, r := range in.Runs {
+		if t := r.Row.CompletionTime; t != nil && started(r.Row) && t.After(last) {
+			last = t.Time
+		}
+	}
+	if until := last.Add(g.BetweenClusters.Soak.Duration); waiting && !last.IsZero() && in.Now.Before(until) {
+		return until
+	}
+	return time.Time{}
 }
 
 // freeSlots is how many more clusters may be admitted under
@@ -238,21 +266,28 @@ func heldCluster(r Run) bool {
 	return r.Row.Reason == fleetv1.ReasonFailureBudgetExceeded && !finished(r.Row) && r.Row.Nodes.Failed > r.AcceptedFailures
 }
 
+// The scopes of a budget.
+const (
+	ScopeRun     = "run"
+	ScopeCluster = "cluster"
+)
+
 // suspendCause names the budget with onExceeded Suspend that is exceeded
-// past the failures accepted, a cluster's or the run's, "" when none.
-func suspendCause(in Input) string {
+// past the failures accepted, the run's or a cluster's, and its scope; ""
+// when none.
+func suspendCause(in Input) (cause, scope string) {
 	if onExceeded(in.Spec) != fleetv1.OnExceededSuspend {
-		return ""
+		return "", ""
 	}
 	if cause := runBudgetExceeded(in, in.Accepted); cause != "" {
-		return cause
+		return cause, ScopeRun
 	}
 	for _, r := range in.Runs {
 		if heldCluster(r) {
-			return r.Row.Message
+			return r.Row.Message, ScopeCluster
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // accept is what a resume accepts: every held cluster's failed nodes, and

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,7 +72,7 @@ func setBudgetCondition(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 		return
 	}
 	cond := metav1.Condition{Type: fleetv1.ConditionFailureBudgetExceeded, ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(in.Now)}
-	switch cause := suspendCause(in); {
+	switch cause, _ := suspendCause(in); {
 	case cause != "" && !st.Phase.IsFinished():
 		cond.Status, cond.Reason = metav1.ConditionTrue, fleetv1.ReasonFailureBudgetExceeded
 		cond.Message = text.Truncate(cause+"; set spec.suspend to false to accept these failures and go on", 1024)
@@ -214,6 +215,10 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 		}
 		if suspended {
 			reason = fleetv1.ReasonSuspended
+		} else if until := soakingUntil(in); !until.IsZero() {
+			reason = fleetv1.ReasonSoaking
+			progress = fmt.Sprintf("%s; Soaking until %s (spec.gates.betweenClusters.soak %s) before the next cluster starts",
+				progress, until.UTC().Format(time.RFC3339), in.Spec.Gates.BetweenClusters.Soak.Duration)
 		}
 		set(fleetv1.ConditionProgressing, metav1.ConditionTrue, reason, progress)
 		set(fleetv1.ConditionComplete, metav1.ConditionFalse, reason, progress)

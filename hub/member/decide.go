@@ -51,10 +51,12 @@ type Cluster struct {
 	Error error
 	// Previous is the cluster's row in the last written status, if any.
 	Previous *fleetv1.ClusterStatus
-	// StartTimedOut are the Jobs of nodes failed because their pod never
-	// started, to be deleted; NotStarted counts the nodes failed so now.
-	StartTimedOut []string
-	NotStarted    int
+	// StartTimedOut are the Jobs of nodes the hub failed (their pod never
+	// started, their group ran past its progress deadline), to be deleted;
+	// NotStarted and DeadlineExceeded count the nodes failed so now.
+	StartTimedOut    []string
+	NotStarted       int
+	DeadlineExceeded int
 	// ClusterID is the identity of the cluster the registration points at
 	// now, once engaged.
 	ClusterID string
@@ -128,11 +130,47 @@ func Decide(in Input) Decision {
 		return d
 	}
 	if ready && c.State.Planned {
-		if g, ok := nextGroup(c.State); ok {
+		if g, ok := nextGroup(c.State); ok && soakingUntil(in).IsZero() {
 			d.Start = g
 		}
 	}
 	return d
+}
+
+// soakingUntil is when the soak of spec.gates ends after the last finished
+// group, before the next one may start; zero when no soak holds the
+// cluster: no soak set, no group finished yet, or the last finished group
+// had a failure (which hands off at once).
+func soakingUntil(in Input) time.Time {
+	g := in.Spec.Gates
+	st := in.Cluster.State
+	if g == nil || g.Soak == nil || g.Soak.Duration <= 0 || !st.Planned {
+		return time.Time{}
+	}
+	cur := st.Current()
+	if cur <= 0 || cur >= len(st.Groups) || st.Groups[cur].Started() {
+		return time.Time{}
+	}
+	prev := st.Groups[cur-1]
+	if prev.Failed > 0 || prev.Succeeded == 0 {
+		return time.Time{}
+	}
+	end := groupEnd(st, cur-1)
+	if until := end.Add(g.Soak.Duration); !end.IsZero() && in.Now.Before(until) {
+		return until
+	}
+	return time.Time{}
+}
+
+// groupEnd is when group g's last node finished, as its Jobs say.
+func groupEnd(st spoke.State, g int) time.Time {
+	var last time.Time
+	for _, n := range st.Nodes {
+		if n.Group == g && n.CompletionTime != nil && n.CompletionTime.After(last) {
+			last = n.CompletionTime.Time
+		}
+	}
+	return last
 }
 
 // nextGroup is the first unfinished group when it still has nodes to start.
@@ -377,6 +415,14 @@ func RequeueAfter(in Input) time.Duration {
 	}
 	if t, ok := c.State.StartDeadline(in.NodeStartTimeout); ok && c.Engaged {
 		due(max(time.Second, t.Sub(in.Now))) // no event comes for a pod that never starts
+	}
+	if g := in.Spec.Gates; g != nil && g.ProgressDeadline != nil && c.Engaged {
+		if t, ok := c.State.GroupDeadline(g.ProgressDeadline.Duration); ok {
+			due(max(time.Second, t.Sub(in.Now)))
+		}
+	}
+	if until := soakingUntil(in); !until.IsZero() && c.Engaged {
+		due(max(10*time.Millisecond, until.Sub(in.Now))) // a soak ends with no event
 	}
 	if c.Error != nil {
 		since := failingSince(in, c)

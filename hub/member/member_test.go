@@ -311,3 +311,76 @@ func TestFailureBudgets(t *testing.T) {
 		})
 	}
 }
+
+// TestGates: a soak holds the next group after a successful one, a failed
+// group hands off at once, and the row says what is waited on; a progress
+// deadline is looked at again when it is due.
+func TestGates(t *testing.T) {
+	gated := func(g fleetv1.Gates) *fleetv1.ClusterJob {
+		cj := clusterJob(false)
+		cj.Spec.Gates = &g
+		return cj
+	}
+	// wrappers finish Jobs a minute before wrappers.Now.
+	soak5m := gated(fleetv1.Gates{Soak: &metav1.Duration{Duration: 5 * time.Minute}})
+	soak30s := gated(fleetv1.Gates{Soak: &metav1.Duration{Duration: 30 * time.Second}})
+	deadline := gated(fleetv1.Gates{ProgressDeadline: &metav1.Duration{Duration: 2 * time.Hour}})
+	group0 := func(cj *fleetv1.ClusterJob, failed int) member.Cluster {
+		r := wrappers.MakeRun(cj, "a", 6)
+		return r.Fail(r.Group(0)[:failed]...).Succeed(r.Group(0)[failed:]...).Cluster().Previous(started()).Obj()
+	}
+	until := wrappers.Ago(time.Minute).Add(5 * time.Minute).UTC().Format(time.RFC3339)
+
+	testCases := map[string]struct {
+		cj      *fleetv1.ClusterJob
+		cluster member.Cluster
+		want    member.Decision
+		wantRow [3]string
+	}{
+		"soak 5m, group 0 succeeded a minute ago: the next group waits 4m more": {
+			cj: soak5m, cluster: group0(soak5m, 0),
+			want:    member.Decision{Start: member.NoGroup, RequeueAfter: 4 * time.Minute},
+			wantRow: [3]string{"Running", fleetv1.ReasonSoaking, "Soaking until " + until + " (spec.gates.soak 5m0s after group batch-1)"},
+		},
+		"soak 30s, over: the next group starts": {
+			cj: soak30s, cluster: group0(soak30s, 0),
+			want:    member.Decision{Start: 1},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"soak 5m, group 0 had a failure: no soak, the next group starts": {
+			cj: soak5m, cluster: group0(soak5m, 1),
+			want:    member.Decision{Start: 1},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"soak 5m, the next group started already: nothing waits": {
+			cj: soak5m, cluster: func() member.Cluster {
+				r := wrappers.MakeRun(soak5m, "a", 6)
+				return r.Succeed(r.Group(0)...).Start(r.Group(1)...).Cluster().Previous(started()).Obj()
+			}(),
+			want:    member.Decision{Start: member.NoGroup},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"progress deadline 2h, a group started an hour ago: looked at again when it is due": {
+			cj: deadline, cluster: func() member.Cluster {
+				r := wrappers.MakeRun(deadline, "a", 6)
+				return r.Succeed(r.Group(0)...).Start(r.Group(1)...).Cluster().Previous(started()).Obj()
+			}(),
+			want:    member.Decision{Start: member.NoGroup, RequeueAfter: time.Hour},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			in := member.Input{Spec: &tc.cj.Spec, Cluster: tc.cluster, Admitted: true, Now: wrappers.Now,
+				UnreachableTimeout: time.Hour * 10, MemberErrorTimeout: 10 * time.Minute, NodeStartTimeout: fleetv1.DefaultNodeStartTimeout}
+			d := member.Decide(in)
+			if diff := cmp.Diff(tc.want, d); diff != "" {
+				t.Errorf("member.Decide() mismatch (-want +got):\n%s", diff)
+			}
+			row := member.Status(in, d)
+			if got := [3]string{string(row.Phase), row.Reason, row.Message}; got != tc.wantRow {
+				t.Errorf("row = %q,\n want %q", got, tc.wantRow)
+			}
+		})
+	}
+}

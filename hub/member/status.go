@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -106,6 +107,9 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 		return pendingOrRunning(c), reason, text.Truncate("retrying: "+c.Error.Error(), fleetv1.MaxClusterMessageLength)
 	case d.Stopped && in.Halt == nil && budgetExceeded(in) != "":
 		return fleetv1.ClusterRunning, fleetv1.ReasonFailureBudgetExceeded, text.Truncate("no new group starts: "+budgetExceeded(in), fleetv1.MaxClusterMessageLength)
+	case !soakingUntil(in).IsZero():
+		return fleetv1.ClusterRunning, fleetv1.ReasonSoaking, fmt.Sprintf("Soaking until %s (spec.gates.soak %s after group %s)",
+			soakingUntil(in).UTC().Format(time.RFC3339), in.Spec.Gates.Soak.Duration, in.Cluster.State.Groups[in.Cluster.State.Current()-1].Name)
 	case d.Held:
 		return fleetv1.ClusterRunning, fleetv1.ReasonFailureBudgetExceeded, text.Truncate(budgetExceeded(in)+"; the run is suspended until spec.suspend is set back to false, which accepts these failures", fleetv1.MaxClusterMessageLength)
 	case !started(c) && ptr.Deref(in.Spec.Suspend, false):

@@ -42,6 +42,8 @@ var _ = Describe("Failure budgets", func() {
 	AfterEach(func() { cleanUp(stopHub) })
 
 	It("stops a cluster past maxFailedNodesPerCluster, FailureBudgetExceeded, while the other cluster runs to its end", func() {
+		exceeded := map[string]string{"scope": "cluster", "action": "Stop"}
+		before := counterValue("fleetjob_failure_budget_exceeded_total", exceeded)
 		members["member-a"].runner.failOn("a-node-1", "a-node-2")
 		cj := makeClusterJob("per-cluster").Batch(2).Policy(fleetv1.FailurePolicy{MaxFailedNodesPerCluster: num(1)}).Obj()
 		Expect(hubC.Create(ctx, cj)).To(Succeed())
@@ -53,9 +55,12 @@ var _ = Describe("Failure budgets", func() {
 		Expect(got.Status.Clusters[0].Message).To(Equal("maxFailedNodesPerCluster 1 allows 1 of 4 nodes to fail; 2 failed in cluster member-a"))
 		Expect(got.Status.Clusters[1].Phase).To(Equal(fleetv1.ClusterCompleted))
 		Expect(meta.FindStatusCondition(got.Status.Conditions, fleetv1.ConditionFailed).Reason).To(Equal(fleetv1.ReasonFailureBudgetExceeded))
+		Expect(counterValue("fleetjob_failure_budget_exceeded_total", exceeded)-before).To(Equal(1.0), "counted once, when member-a's row first said so")
 	})
 
 	It("stops the fleet past maxFailedNodes: the next cluster never starts", func() {
+		exceeded := map[string]string{"scope": "run", "action": "Stop"}
+		before := counterValue("fleetjob_failure_budget_exceeded_total", exceeded)
 		members["member-a"].runner.failOn("a-node-1")
 		cj := makeClusterJob("run-wide").Batch(2).MaxConcurrentClusters(1).Policy(fleetv1.FailurePolicy{MaxFailedNodes: num(0)}).Obj()
 		Expect(hubC.Create(ctx, cj)).To(Succeed())
@@ -66,6 +71,7 @@ var _ = Describe("Failure budgets", func() {
 		Expect(got.Status.Clusters[1].Reason).To(Equal(fleetv1.ReasonStopped))
 		Expect(got.Status.Clusters[1].Message).To(HavePrefix("a failure budget stopped the run before this cluster started: maxFailedNodes 0"))
 		Expect(meta.FindStatusCondition(got.Status.Conditions, fleetv1.ConditionFailed).Reason).To(Equal(fleetv1.ReasonFailureBudgetExceeded))
+		Expect(counterValue("fleetjob_failure_budget_exceeded_total", exceeded) - before).To(Equal(1.0))
 	})
 
 	It("suspends the run past a Suspend budget, and a resume accepts the failures and runs every node once", func() {

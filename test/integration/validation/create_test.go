@@ -225,6 +225,19 @@ var _ = Describe("Creating a ClusterJob", func() {
 		Entry("an unknown onExceeded",
 			makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodes: intOrString(1), OnExceeded: "Pause"}).Obj(),
 			"spec.failurePolicy.onExceeded", `Unsupported value: "Pause"`),
+		// Gates.
+		Entry("a negative soak",
+			makeClusterJob().Gates(fleetv1.Gates{Soak: &metav1.Duration{Duration: -time.Second}}).Obj(),
+			"spec.gates.soak", "soak must not be negative"),
+		Entry("a progressDeadline under 1s",
+			makeClusterJob().Gates(fleetv1.Gates{ProgressDeadline: &metav1.Duration{Duration: 500 * time.Millisecond}}).Obj(),
+			"spec.gates.progressDeadline", "progressDeadline must be at least 1s"),
+		Entry("a negative betweenClusters soak",
+			makeClusterJob().MaxConcurrentClusters(1).Gates(fleetv1.Gates{BetweenClusters: &fleetv1.BetweenClustersGate{Soak: metav1.Duration{Duration: -time.Minute}}}).Obj(),
+			"spec.gates.betweenClusters.soak", "betweenClusters.soak must not be negative"),
+		Entry("betweenClusters without clusterRollout",
+			makeClusterJob().Gates(fleetv1.Gates{BetweenClusters: &fleetv1.BetweenClustersGate{Soak: metav1.Duration{Duration: time.Minute}}}).Obj(),
+			"spec.gates.betweenClusters", "gates.betweenClusters needs clusterRollout.maxConcurrentClusters"),
 		Entry("failurePolicy with failureStrategy exit",
 			makeClusterJob().FailureStrategy(fleetv1.FailureStrategyExit).FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodes: intOrString(1)}).Obj(),
 			"spec.failurePolicy", "failurePolicy and failureStrategy exit exclude each other"),
@@ -301,6 +314,14 @@ var _ = Describe("Creating a ClusterJob", func() {
 		Entry("budgets at 100% and a large number, onExceeded Suspend", makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{
 			MaxFailedNodesPerGroup: percent("100%"), MaxFailedNodes: intOrString(1000000), OnExceeded: fleetv1.OnExceededSuspend}).Obj()),
 	)
+
+	It("accepts every gate", func() {
+		cj := makeClusterJob().MaxConcurrentClusters(1).Gates(fleetv1.Gates{
+			Soak: &metav1.Duration{Duration: 0}, ProgressDeadline: &metav1.Duration{Duration: time.Second},
+			BetweenClusters: &fleetv1.BetweenClustersGate{Soak: metav1.Duration{Duration: 10 * time.Minute}},
+		}).Obj()
+		Expect(createGenerated(cj)).To(Succeed())
+	})
 
 	It("defaults failurePolicy.onExceeded to Stop", func() {
 		cj := makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodes: percent("5%")}).Obj()

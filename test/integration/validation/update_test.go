@@ -17,6 +17,8 @@ limitations under the License.
 package validation
 
 import (
+	"time"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,6 +90,14 @@ var _ = Describe("Updating a ClusterJob", func() {
 			makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodes: percent("5%")}), func(cj *fleetv1.ClusterJob) {
 				cj.Spec.FailurePolicy = nil
 			}, "spec.failurePolicy", "failurePolicy is immutable"),
+		Entry("gates added",
+			makeClusterJob(), func(cj *fleetv1.ClusterJob) {
+				cj.Spec.Gates = &fleetv1.Gates{Soak: &metav1.Duration{Duration: time.Minute}}
+			}, "spec.gates", "gates is immutable"),
+		Entry("gates soak changed",
+			makeClusterJob().Gates(fleetv1.Gates{Soak: &metav1.Duration{Duration: time.Minute}}), func(cj *fleetv1.ClusterJob) {
+				cj.Spec.Gates.Soak.Duration = 2 * time.Minute
+			}, "spec.gates", "gates is immutable"),
 		Entry("clusterRollout added",
 			makeClusterJob(), func(cj *fleetv1.ClusterJob) {
 				cj.Spec.ClusterRollout = &fleetv1.ClusterRollout{MaxConcurrentClusters: 2}

@@ -142,6 +142,12 @@ func (w *ClusterJobWrapper) FailurePolicy(p fleetv1.FailurePolicy) *ClusterJobWr
 	return w
 }
 
+// Gates sets spec.gates.
+func (w *ClusterJobWrapper) Gates(g fleetv1.Gates) *ClusterJobWrapper {
+	w.Spec.Gates = &g
+	return w
+}
+
 // MaxConcurrentClusters sets spec.clusterRollout.maxConcurrentClusters.
 func (w *ClusterJobWrapper) MaxConcurrentClusters(n int32) *ClusterJobWrapper {
 	w.Spec.ClusterRollout = &fleetv1.ClusterRollout{MaxConcurrentClusters: n}

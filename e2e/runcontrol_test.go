@@ -1,0 +1,89 @@
+//go:build e2e
+
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package e2e
+
+import (
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+)
+
+var _ = Describe("Run control", func() {
+	It("maxFailedNodesPerCluster 1: one failure per cluster runs every group, a second stops that cluster", func() {
+		m1, m2 := f.member("member-1"), f.member("member-2")
+		n1, n2 := names(eligibleNodes(m1)), names(eligibleNodes(m2))
+		Expect(len(n1)).To(BeNumerically(">=", 5), "member-1 needs three batches of 2")
+		// member-1: one failure in each of its first two batches; member-2:
+		// one failure in its first.
+		failPodsOn(m1, n1[1])
+		failPodsOn(m1, n1[2])
+		failPodsOn(m2, n2[1])
+		one := intstr.FromInt32(1)
+		cj := makeClusterJob("budget").Batch(2).Policy(fleetv1.FailurePolicy{MaxFailedNodesPerCluster: &one}).
+			FailOn(n1[1], n1[2], n2[1]).Obj()
+		create(cj)
+		got := waitPhase(cj, fleetv1.PhaseFailed)
+
+		// member-1 stops after the batch of its second failure; every
+		// batch of member-2 runs, one Job per node.
+		expectRun(m1, recorders[m1.name], cj, batches(n1, 2)[:2], n1[1], n1[2])
+		expectRun(m2, recorders[m2.name], cj, batches(n2, 2), n2[1])
+		r1 := row(got, m1.name)
+		Expect(r1.Phase).To(Equal(fleetv1.ClusterFailed))
+		Expect(r1.Reason).To(Equal(fleetv1.ReasonFailureBudgetExceeded))
+		Expect(r1.Message).To(ContainSubstring("maxFailedNodesPerCluster 1 allows 1 of"))
+		r2 := row(got, m2.name)
+		Expect(r2.Phase).To(Equal(fleetv1.ClusterFailed))
+		Expect(r2.Reason).To(Equal(fleetv1.ReasonNodeFailed), "one failure is within member-2's budget")
+		Expect(r2.Groups.Completed).To(Equal(r2.Groups.Total))
+	})
+
+	It("gates.soak keeps the groups of a member apart by at least the soak, from the Jobs' own times", func() {
+		m1 := f.member("member-1")
+		const soak = 3 * time.Second
+		cj := makeClusterJob("soak").Batch(3).OnlyMember(m1.name).Obj()
+		cj.Spec.Gates = &fleetv1.Gates{Soak: &metav1.Duration{Duration: soak}}
+		create(cj)
+		waitPhase(cj, fleetv1.PhaseCompleted)
+		want := batches(names(eligibleNodes(m1)), 3)
+		expectRun(m1, recorders[m1.name], cj, want)
+
+		done, created := map[string]time.Time{}, map[string]time.Time{}
+		for _, j := range runJobs(m1, cj.UID) {
+			g := j.Labels[fleetv1.GroupIndexLabel]
+			if t := j.Status.CompletionTime; t != nil && t.After(done[g]) {
+				done[g] = t.Time
+			}
+			if t := j.CreationTimestamp.Time; created[g].IsZero() || t.Before(created[g]) {
+				created[g] = t
+			}
+		}
+		for i := 1; i < len(want); i++ {
+			prev, next := strconv.Itoa(i-1), strconv.Itoa(i)
+			// Job times have a resolution of 1 s.
+			Expect(created[next].Sub(done[prev])).To(BeNumerically(">=", soak-time.Second), "group %s after group %s", next, prev)
+		}
+	})
+})

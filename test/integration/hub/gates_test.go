@@ -1,0 +1,87 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package hub
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/naming"
+)
+
+var _ = Describe("Gates", func() {
+	var stopHub func()
+
+	BeforeEach(func() {
+		register(members["member-a"], admin, map[string]string{"env": "dev"})
+		register(members["member-b"], admin, map[string]string{"env": "prod"})
+		stopHub = startHub(hubOptions{})
+	})
+	AfterEach(func() { cleanUp(stopHub) })
+
+	It("soak keeps the next group back after a successful one, and the row says until when", func() {
+		const soak = 3 * time.Second
+		cj := makeClusterJob("soak").Batch(2).Clusters(map[string]string{"env": "dev"}).Obj()
+		cj.Spec.Gates = &fleetv1.Gates{Soak: &metav1.Duration{Duration: soak}}
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func(g Gomega) {
+			runs := memberRuns(g, get(cj)(g))
+			g.Expect(runs).To(HaveLen(1))
+			g.Expect(runs[0].Status.Reason).To(Equal(fleetv1.ReasonSoaking))
+			g.Expect(runs[0].Status.Message).To(HavePrefix("Soaking until "))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		Eventually(phaseOf(cj)).WithTimeout(60 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		Expect(jobNodes(members["member-a"], cj)).To(Equal(nodeNames("a", 4)))
+
+		// From the Jobs: the second group was created a soak after the
+		// first finished (their times have a resolution of 1 s).
+		var firstDone, secondCreated time.Time
+		for _, j := range memberJobs(members["member-a"]) {
+			if j.Labels[fleetv1.ClusterJobUIDLabel] != naming.LabelValue(string(cj.UID)) {
+				continue
+			}
+			switch j.Labels[fleetv1.GroupIndexLabel] {
+			case "0":
+				if t := j.Status.CompletionTime; t != nil && t.After(firstDone) {
+					firstDone = t.Time
+				}
+			case "1":
+				if t := j.CreationTimestamp.Time; secondCreated.IsZero() || t.Before(secondCreated) {
+					secondCreated = t
+				}
+			}
+		}
+		Expect(secondCreated.Sub(firstDone)).To(BeNumerically(">=", soak-time.Second))
+	})
+
+	It("progressDeadline fails the unfinished nodes of a group that runs too long, deletes their Jobs, and the run ends", func() {
+		members["member-a"].runner.stallOn("a-node-2")
+		cj := makeClusterJob("deadline").Batch(2).Clusters(map[string]string{"env": "dev"}).Obj()
+		cj.Spec.Gates = &fleetv1.Gates{ProgressDeadline: &metav1.Duration{Duration: 3 * time.Second}}
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
+		row := get(cj)(Default).Status.Clusters[0]
+		Expect(row.FailedNodes).To(ConsistOf(And(HaveField("Node", "a-node-2"), HaveField("Reason", fleetv1.NodeReasonGroupDeadlineExceeded))))
+		left := map[string]int{"a-node-1": 1, "a-node-3": 1, "a-node-4": 1}
+		Eventually(func() map[string]int { return jobNodes(members["member-a"], cj) }).Should(Equal(left), "the late node's Job is deleted; the next group still ran")
+		Consistently(func() map[string]int { return jobNodes(members["member-a"], cj) }).WithTimeout(2*time.Second).Should(Equal(left), "and never created again")
+	})
+})
