@@ -49,26 +49,25 @@ func withClusters(names ...string) *fleetv1.ClusterJob {
 	return cj
 }
 
-func TestPickCluster(t *testing.T) {
+func TestPickClusters(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		cj      *fleetv1.ClusterJob
-		flag    string
-		want    string
+		flag    []string
+		want    []string
 		wantErr string
 	}{
-		{name: "flag wins", cj: withClusters("a", "b"), flag: "b", want: "b"},
-		{name: "only cluster", cj: withClusters("a"), want: "a"},
-		{name: "several", cj: withClusters("a", "b"), wantErr: "--cluster is required: one of a, b"},
-		{name: "none yet", cj: withClusters(), wantErr: "--cluster is required: clusterjob default/clean has no cluster yet"},
+		{name: "flags win, sorted, once each", cj: withClusters("a", "b", "c"), flag: []string{"c", "b", "c"}, want: []string{"b", "c"}},
+		{name: "every cluster of the run", cj: withClusters("a", "b"), want: []string{"a", "b"}},
+		{name: "none yet", cj: withClusters(), wantErr: "clusterjob default/clean has no cluster yet: its run has not started"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := pickCluster(tc.cj, tc.flag)
+			got, err := pickClusters(tc.cj, tc.flag)
 			if diff := cmp.Diff(tc.wantErr, errString(err), substring); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
 			}
-			if got != tc.want {
-				t.Errorf("pickCluster = %q, want %q", got, tc.want)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("pickClusters mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -87,7 +86,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"register", "eu-1", "--member-context", "member", "--work-namespace", "Bad", "--dry-run"}, `--work-namespace "Bad" is not a valid namespace name`},
 		{[]string{"register", "eu-1", "--member-context", "nope", "--dry-run"}, `member context "nope" is not in the kubeconfig`},
 		{[]string{"status", "x", "-w", "--nodes"}, "-w redraws the cluster table: it does not combine with --nodes or -o"},
-		{[]string{"status", "x", "--cluster", "a"}, "--cluster selects the cluster of --nodes: add --nodes"},
+		{[]string{"status", "x", "--cluster", "a"}, "--cluster and --failed select what --nodes lists: add --nodes"},
+		{[]string{"status", "x", "--failed"}, "--cluster and --failed select what --nodes lists: add --nodes"},
 		{[]string{"status", "x", "-o", "wide"}, "-o wide is not supported here: use one of yaml, json"},
 		{[]string{"plan", "x", "-o", "name"}, "-o name is not supported here"},
 		{[]string{"clusters", "-o", "name"}, "-o name is not supported here: use one of wide, yaml, json"},

@@ -18,16 +18,20 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
 	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/spoke"
 )
 
 // getClusterJob reads ClusterJob name from the hub, in the -n namespace.
@@ -73,22 +77,52 @@ func withRows(ctx context.Context, c client.Reader, cj *fleetv1.ClusterJob) erro
 	return nil
 }
 
-// pickCluster is --cluster, or the run's only cluster.
-func pickCluster(cj *fleetv1.ClusterJob, cluster string) (string, error) {
-	if cluster != "" {
-		return cluster, nil
+// pickClusters is --cluster, or every cluster of the run, by name.
+func pickClusters(cj *fleetv1.ClusterJob, clusters []string) ([]string, error) {
+	if len(clusters) > 0 {
+		return slices.Compact(slices.Sorted(slices.Values(clusters))), nil
 	}
 	names := make([]string, len(cj.Status.Clusters))
 	for i, c := range cj.Status.Clusters {
 		names[i] = c.Name
 	}
-	if len(names) == 1 {
-		return names[0], nil
-	}
 	if len(names) == 0 {
-		return "", fmt.Errorf("--cluster is required: clusterjob %s/%s has no cluster yet", cj.Namespace, cj.Name)
+		return nil, fmt.Errorf("clusterjob %s/%s has no cluster yet: its run has not started", cj.Namespace, cj.Name)
 	}
-	return "", fmt.Errorf("--cluster is required: one of %s", strings.Join(names, ", "))
+	return names, nil
+}
+
+// Reading many members: a bounded number at once, each within a deadline,
+// so that one slow member neither holds the others nor the command.
+const (
+	memberReads       = 8
+	memberReadTimeout = 30 * time.Second
+)
+
+// fromMembers runs read in each of clusters, with the run there, and
+// returns the results in the order of clusters and one error naming every
+// cluster that failed (nil when none did).
+func fromMembers[T any](ctx context.Context, o *options, cj *fleetv1.ClusterJob, clusters []string,
+	read func(ctx context.Context, c client.Reader, run spoke.Run) (T, error)) ([]T, []bool, error) {
+	out, ok := make([]T, len(clusters)), make([]bool, len(clusters))
+	errs := make([]error, len(clusters))
+	workqueue.ParallelizeUntil(ctx, memberReads, len(clusters), func(i int) {
+		ctx, cancel := context.WithTimeout(ctx, memberReadTimeout)
+		defer cancel()
+		mc, reg, err := o.memberClient(ctx, clusters[i])
+		if err == nil {
+			out[i], err = read(ctx, mc, spoke.Run{ClusterJob: cj, Cluster: clusters[i], Namespace: reg.Namespace})
+		}
+		if err != nil {
+			errs[i] = fmt.Errorf("cluster %s: %w", clusters[i], err)
+			return
+		}
+		ok[i] = true
+	})
+	if err := ctx.Err(); err != nil {
+		return out, ok, err
+	}
+	return out, ok, errors.Join(errs...)
 }
 
 // memberClient connects to a member with its registered credentials.

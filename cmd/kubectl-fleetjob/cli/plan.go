@@ -21,6 +21,7 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/render"
 	"github.com/fleetjob/fleetjob/pkg/naming"
@@ -28,70 +29,79 @@ import (
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
-// planKey is the data key of the plan ConfigMap (spoke/plan.go writes it).
-
 func newPlan(o *options) *cobra.Command {
-	var cluster, output string
+	var clusters []string
+	var output string
 	cmd := &cobra.Command{
-		Use:   "plan NAME --cluster CLUSTER",
-		Short: "Show the frozen plan of a ClusterJob in one cluster",
-		Long: `Show the plan a ClusterJob froze in one member cluster when the run started
+		Use:   "plan NAME [--cluster CLUSTER]...",
+		Short: "Show the frozen plans of a ClusterJob, in every cluster or some",
+		Long: `Show the plan a ClusterJob froze in each member cluster when the run started
 there: its groups in run order with their nodes, and the nodes left out
-(cordoned, NotReady, an untolerated taint, ...) with the reason. It is read
-from the member, with the credentials the hub stores.`,
-		Example: `  kubectl fleetjob plan clean-disks --cluster eu-1
+(cordoned, NotReady, an untolerated taint, ...) with the reason. Every
+cluster of the run by default; --cluster (repeatable) narrows. Plans are
+read from the members, a few at once, with the credentials the hub stores;
+a cluster that cannot be read is named, and the command exits non-zero
+after showing the others.`,
+		Example: `  kubectl fleetjob plan clean-disks
   kubectl fleetjob plan clean-disks --cluster eu-1 -o json`,
 		Args: exactlyOne("NAME", "the ClusterJob name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkOutput(output, "yaml", "json"); err != nil {
 				return err
 			}
-			p, err := o.readPlan(cmd.Context(), args[0], cluster)
-			if err != nil {
-				return err
+			plans, readErr := o.readPlans(cmd.Context(), args[0], clusters)
+			if len(plans) == 0 {
+				return readErr
 			}
 			if output != "" {
-				return printData(o.streams.Out, output, p)
+				if err := printData(o.streams.Out, output, plans); err != nil {
+					return err
+				}
+				return readErr
 			}
-			_, err = fmt.Fprint(o.streams.Out, render.Plan(p))
-			return err
+			if _, err := fmt.Fprint(o.streams.Out, render.Plans(plans)); err != nil {
+				return err
+			}
+			return readErr
 		},
 	}
-	cmd.Flags().StringVar(&cluster, "cluster", "", "Member cluster (default: the run's only cluster)")
+	cmd.Flags().StringSliceVar(&clusters, "cluster", nil, "Member cluster (repeatable; default: every cluster of the run)")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: yaml or json")
 	return cmd
 }
 
-func (o *options) readPlan(ctx context.Context, name, cluster string) (plan.Plan, error) {
+// readPlans reads the run's plan in each cluster asked for (every one of
+// the run when none is). It returns those it read, by cluster name, and
+// an error naming the clusters it could not read.
+func (o *options) readPlans(ctx context.Context, name string, clusters []string) ([]render.ClusterPlan, error) {
 	c, err := o.hubClient()
 	if err != nil {
-		return plan.Plan{}, err
+		return nil, err
 	}
 	cj, err := o.getClusterJob(ctx, c, name)
 	if err != nil {
-		return plan.Plan{}, err
+		return nil, err
 	}
-	if cluster == "" {
-		if err := withRows(ctx, c, cj); err != nil {
-			return plan.Plan{}, err
-		}
+	if err := withRows(ctx, c, cj); err != nil {
+		return nil, err
 	}
-	if cluster, err = pickCluster(cj, cluster); err != nil {
-		return plan.Plan{}, err
-	}
-	mc, reg, err := o.memberClient(ctx, cluster)
-	if err != nil {
-		return plan.Plan{}, err
+	if clusters, err = pickClusters(cj, clusters); err != nil {
+		return nil, err
 	}
 	// The hub's own reader: the same ownership checks and formats.
-	run := spoke.Run{ClusterJob: cj, Cluster: cluster, Namespace: reg.Namespace}
-	p, found, err := spoke.ReadPlan(ctx, mc, run)
-	if err != nil {
-		return plan.Plan{}, fmt.Errorf("cluster %s: %w", cluster, err)
+	plans, ok, err := fromMembers(ctx, o, cj, clusters, func(ctx context.Context, mc client.Reader, run spoke.Run) (plan.Plan, error) {
+		p, found, err := spoke.ReadPlan(ctx, mc, run)
+		if err == nil && !found {
+			err = fmt.Errorf("cluster %q has no plan for clusterjob %s/%s (no configmap %s/%s): the run has not started there",
+				run.Cluster, cj.Namespace, cj.Name, run.Namespace, naming.PlanName(cj.UID))
+		}
+		return p, err
+	})
+	var out []render.ClusterPlan
+	for i, p := range plans {
+		if ok[i] {
+			out = append(out, render.ClusterPlan{Cluster: clusters[i], Plan: p})
+		}
 	}
-	if !found {
-		return plan.Plan{}, fmt.Errorf("cluster %q has no plan for clusterjob %s/%s (no configmap %s/%s): the run has not started there",
-			cluster, cj.Namespace, cj.Name, reg.Namespace, naming.PlanName(cj.UID))
-	}
-	return p, nil
+	return out, err
 }

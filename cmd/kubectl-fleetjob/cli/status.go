@@ -43,29 +43,34 @@ import (
 
 type statusOptions struct {
 	*options
-	name    string
-	watch   bool
-	nodes   bool
-	cluster string
-	output  string
+	name     string
+	watch    bool
+	nodes    bool
+	failed   bool
+	clusters []string
+	output   string
 }
 
 func newStatus(o *options) *cobra.Command {
 	s := &statusOptions{options: o}
 	cmd := &cobra.Command{
-		Use:   "status NAME [-w] [--nodes --cluster CLUSTER]",
-		Short: "Show a ClusterJob run: one line per cluster, or per node of a cluster",
+		Use:   "status NAME [-w] [--nodes [--failed] [--cluster CLUSTER]...]",
+		Short: "Show a ClusterJob run: one line per cluster, or per node",
 		Long: `Show a ClusterJob run with one line per member cluster: phase, progress bars
 of its groups and nodes (# succeeded, x failed, - skipped, > running,
 . pending), failed nodes, reachability and the reason of its state.
 
 With -w, redraw on every change of the ClusterJob until the run ends; the
 command then exits non-zero if the run Failed, so scripts and CI can wait on
-it. With --nodes, list the per-node results of one cluster, read from the
-member with the credentials the hub stores.`,
+it. With --nodes, list the per-node results of every cluster of the run
+(--cluster, repeatable, narrows; --failed keeps the failed nodes), read from
+the members, a few at once, with the credentials the hub stores; a cluster
+that cannot be read is named, and the command exits non-zero after showing
+the others.`,
 		Example: `  kubectl fleetjob status clean-disks
   kubectl fleetjob status clean-disks -w
-  kubectl fleetjob status clean-disks --nodes --cluster eu-1`,
+  kubectl fleetjob status clean-disks --nodes --failed
+  kubectl fleetjob status clean-disks --nodes --cluster eu-1 -o json`,
 		Args: exactlyOne("NAME", "the ClusterJob name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s.name = args[0]
@@ -77,8 +82,9 @@ member with the credentials the hub stores.`,
 	}
 	flags := cmd.Flags()
 	flags.BoolVarP(&s.watch, "watch", "w", false, "Redraw until the run ends; exit non-zero if it Failed")
-	flags.BoolVar(&s.nodes, "nodes", false, "List the per-node results of one cluster, read from the member")
-	flags.StringVar(&s.cluster, "cluster", "", "Cluster for --nodes (default: the run's only cluster)")
+	flags.BoolVar(&s.nodes, "nodes", false, "List the per-node results, read from the members")
+	flags.BoolVar(&s.failed, "failed", false, "With --nodes, list the failed nodes only")
+	flags.StringSliceVar(&s.clusters, "cluster", nil, "With --nodes, a cluster to list (repeatable; default: every cluster of the run)")
 	flags.StringVarP(&s.output, "output", "o", "", "Output format: yaml or json")
 	return cmd
 }
@@ -87,8 +93,8 @@ func (s *statusOptions) validate() error {
 	if s.watch && (s.nodes || s.output != "") {
 		return errors.New("-w redraws the cluster table: it does not combine with --nodes or -o")
 	}
-	if s.cluster != "" && !s.nodes {
-		return errors.New("--cluster selects the cluster of --nodes: add --nodes")
+	if (len(s.clusters) > 0 || s.failed) && !s.nodes {
+		return errors.New("--cluster and --failed select what --nodes lists: add --nodes")
 	}
 	return checkOutput(s.output, "yaml", "json")
 }
@@ -102,7 +108,7 @@ func (s *statusOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if s.output == "" {
+	if s.output == "" || s.nodes {
 		if err := withRows(ctx, c, cj); err != nil {
 			return err
 		}
@@ -221,6 +227,7 @@ func terminalColumns(w io.Writer) func() int {
 
 // nodeResult is one node's result for -o yaml|json.
 type nodeResult struct {
+	Cluster    string       `json:"cluster"`
 	Node       string       `json:"node"`
 	Group      string       `json:"group"`
 	GroupIndex int          `json:"groupIndex"`
@@ -233,29 +240,44 @@ type nodeResult struct {
 }
 
 func (s *statusOptions) showNodes(ctx context.Context, cj *fleetv1.ClusterJob) error {
-	cluster, err := pickCluster(cj, s.cluster)
+	clusters, err := pickClusters(cj, s.clusters)
 	if err != nil {
 		return err
 	}
-	mc, reg, err := s.memberClient(ctx, cluster)
-	if err != nil {
-		return err
+	states, ok, readErr := fromMembers(ctx, s.options, cj, clusters, func(ctx context.Context, mc client.Reader, run spoke.Run) (spoke.State, error) {
+		st, err := spoke.Observe(ctx, mc, nil, run)
+		if err == nil && !st.Planned {
+			err = fmt.Errorf("cluster %q has no plan for clusterjob %s/%s in namespace %s: the run has not started there", run.Cluster, cj.Namespace, cj.Name, run.Namespace)
+		}
+		return st, err
+	})
+	var read []render.ClusterNodes
+	for i, st := range states {
+		if ok[i] {
+			read = append(read, render.ClusterNodes{Cluster: clusters[i], State: st})
+		}
 	}
-	st, err := spoke.Observe(ctx, mc, nil, spoke.Run{ClusterJob: cj, Cluster: cluster, Namespace: reg.Namespace})
-	if err != nil {
-		return fmt.Errorf("cluster %s: %w", cluster, err)
-	}
-	if !st.Planned {
-		return fmt.Errorf("cluster %q has no plan for clusterjob %s/%s in namespace %s: the run has not started there", cluster, cj.Namespace, cj.Name, reg.Namespace)
+	if len(read) == 0 {
+		return readErr
 	}
 	if s.output != "" {
-		out := make([]nodeResult, len(st.Nodes))
-		for i, n := range st.Nodes {
-			out[i] = nodeResult{Node: n.Node, Group: n.GroupName, GroupIndex: n.Group, Job: n.Job, Phase: string(n.Phase),
-				Reason: n.Reason, Message: n.Message, StartTime: n.StartTime, FinishTime: n.CompletionTime}
+		out := []nodeResult{}
+		for _, c := range read {
+			for _, n := range c.State.Nodes {
+				if s.failed && n.Phase != spoke.NodeFailed {
+					continue
+				}
+				out = append(out, nodeResult{Cluster: c.Cluster, Node: n.Node, Group: n.GroupName, GroupIndex: n.Group, Job: n.Job, Phase: string(n.Phase),
+					Reason: n.Reason, Message: n.Message, StartTime: n.StartTime, FinishTime: n.CompletionTime})
+			}
 		}
-		return printData(s.streams.Out, s.output, out)
+		if err := printData(s.streams.Out, s.output, out); err != nil {
+			return err
+		}
+		return readErr
 	}
-	_, err = fmt.Fprint(s.streams.Out, render.Nodes(st, colour(s.streams.Out)))
-	return err
+	if _, err := fmt.Fprint(s.streams.Out, render.Nodes(read, s.failed, colour(s.streams.Out))); err != nil {
+		return err
+	}
+	return readErr
 }

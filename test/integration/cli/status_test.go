@@ -134,34 +134,51 @@ var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 		setStatus(cj, fleetv1.PhaseRunning, row)
 	})
 
-	It("shows the frozen plan, read from the member", func() {
+	It("shows the frozen plan of every cluster, read from the members", func() {
 		r := run("plan", "clean", "--cluster", "runner")
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.out).To(MatchRegexp(`0\s+batch-1\s+2\s+node-1,node-2`))
-		Expect(r.out).To(MatchRegexp(`1\s+batch-2\s+1\s+node-3`))
-		Expect(r.out).To(MatchRegexp(`node-4\s+Unschedulable`))
+		Expect(r.out).To(MatchRegexp(`runner\s+0\s+batch-1\s+2\s+node-1,node-2`))
+		Expect(r.out).To(MatchRegexp(`runner\s+1\s+batch-2\s+1\s+node-3`))
+		Expect(r.out).To(MatchRegexp(`runner\s+node-4\s+Unschedulable`))
 
 		r = run("plan", "clean", "-o", "json")
 		Expect(r.err).NotTo(HaveOccurred())
-		var got plan.Plan
+		var got []struct {
+			Cluster string
+			Plan    plan.Plan
+		}
 		Expect(json.Unmarshal([]byte(r.out), &got)).To(Succeed())
-		Expect(got).To(Equal(frozen))
+		Expect(got).To(HaveLen(1))
+		Expect(got[0].Cluster).To(Equal("runner"))
+		Expect(got[0].Plan).To(Equal(frozen))
 	})
 
-	It("lists per-node results of a cluster, read from the member", func() {
+	It("lists per-node results of every cluster, read from the members", func() {
 		r := run("status", "clean", "--nodes", "--cluster", "runner")
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.out).To(MatchRegexp(`node-1\s+batch-1\s+clean-node-1-\S+\s+Succeeded\s+<none>\s+\S+Z\s+\S+Z`))
-		Expect(r.out).To(MatchRegexp(`node-2\s+batch-1\s+clean-node-2-\S+\s+Failed\s+BackoffLimitExceeded`))
-		Expect(r.out).To(MatchRegexp(`node-3\s+batch-2\s+<none>\s+Pending`))
+		Expect(r.out).To(MatchRegexp(`runner\s+node-1\s+batch-1\s+clean-node-1-\S+\s+Succeeded\s+<none>\s+\S+Z\s+\S+Z`))
+		Expect(r.out).To(MatchRegexp(`runner\s+node-2\s+batch-1\s+clean-node-2-\S+\s+Failed\s+BackoffLimitExceeded`))
+		Expect(r.out).To(MatchRegexp(`runner\s+node-3\s+batch-2\s+<none>\s+Pending`))
 
 		r = run("status", "clean", "--nodes", "-o", "json")
 		Expect(r.err).NotTo(HaveOccurred())
-		var nodes []struct{ Node, Phase, Reason string }
+		var nodes []struct{ Cluster, Node, Phase, Reason string }
 		Expect(json.Unmarshal([]byte(r.out), &nodes)).To(Succeed())
-		Expect(nodes).To(Equal([]struct{ Node, Phase, Reason string }{
-			{"node-1", "Succeeded", ""}, {"node-2", "Failed", "BackoffLimitExceeded"}, {"node-3", "Pending", ""},
+		Expect(nodes).To(Equal([]struct{ Cluster, Node, Phase, Reason string }{
+			{"runner", "node-1", "Succeeded", ""}, {"runner", "node-2", "Failed", "BackoffLimitExceeded"}, {"runner", "node-3", "Pending", ""},
 		}))
+
+		r = run("status", "clean", "--nodes", "--failed")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`runner\s+node-2\s+batch-1\s+clean-node-2-\S+\s+Failed`))
+		Expect(r.out).NotTo(ContainSubstring("node-1"))
+		Expect(r.out).NotTo(ContainSubstring("node-3"))
+	})
+
+	It("shows the clusters it could read and names the one it could not, exiting non-zero", func() {
+		r := run("status", "clean", "--nodes", "--cluster", "runner", "--cluster", "nowhere")
+		Expect(r.err).To(MatchError(ContainSubstring(`cluster nowhere: `)))
+		Expect(r.out).To(MatchRegexp(`runner\s+node-1\s+batch-1`))
 	})
 
 	It("names what is missing when a cluster has no plan", func() {

@@ -172,68 +172,83 @@ func TestStatusEscapesTerminalControl(t *testing.T) {
 
 func TestNodes(t *testing.T) {
 	start, end := metav1.NewTime(now.Add(-time.Minute)), metav1.NewTime(now)
-	st := spoke.State{Planned: true, Nodes: []spoke.NodeState{
+	eu1 := spoke.State{Planned: true, Nodes: []spoke.NodeState{
 		{Node: "n1", Job: "clean-disks-n1-abc", GroupName: "batch-1", Phase: spoke.NodeSucceeded, StartTime: &start, CompletionTime: &end},
 		{Node: "n2", Job: "clean-disks-n2-def", GroupName: "batch-1", Phase: spoke.NodeFailed, Reason: "BackoffLimitExceeded", Message: "Job has reached\nthe specified backoff limit", StartTime: &start, CompletionTime: &end},
 		{Node: "n3", GroupName: "batch-2", Group: 1, Phase: spoke.NodePending},
 	}}
-	want := `NODE   GROUP     JOB                  PHASE       REASON                 START                  FINISH                 MESSAGE
-n1     batch-1   clean-disks-n1-abc   Succeeded   <none>                 2026-05-01T11:59:00Z   2026-05-01T12:00:00Z
-n2     batch-1   clean-disks-n2-def   Failed      BackoffLimitExceeded   2026-05-01T11:59:00Z   2026-05-01T12:00:00Z   Job has reached the specified backoff limit
-n3     batch-2   <none>               Pending     <none>                 <none>                 <none>
+	eu2 := spoke.State{Planned: true, Nodes: []spoke.NodeState{
+		{Node: "m1", Job: "clean-disks-m1-ghi", GroupName: "batch-1", Phase: spoke.NodeRunning, StartTime: &start},
+	}}
+	clusters := []ClusterNodes{{Cluster: "eu-1", State: eu1}, {Cluster: "eu-2", State: eu2}}
+	want := `CLUSTER   NODE   GROUP     JOB                  PHASE       REASON                 START                  FINISH                 MESSAGE
+eu-1      n1     batch-1   clean-disks-n1-abc   Succeeded   <none>                 2026-05-01T11:59:00Z   2026-05-01T12:00:00Z
+eu-1      n2     batch-1   clean-disks-n2-def   Failed      BackoffLimitExceeded   2026-05-01T11:59:00Z   2026-05-01T12:00:00Z   Job has reached the specified backoff limit
+eu-1      n3     batch-2   <none>               Pending     <none>                 <none>                 <none>
+eu-2      m1     batch-1   clean-disks-m1-ghi   Running     <none>                 2026-05-01T11:59:00Z   <none>
 `
-	if diff := cmp.Diff(want, Nodes(st, Palette{})); diff != "" {
+	if diff := cmp.Diff(want, Nodes(clusters, false, Palette{})); diff != "" {
 		t.Errorf("Nodes (-want +got):\n%s", diff)
+	}
+	wantFailed := `CLUSTER   NODE   GROUP     JOB                  PHASE    REASON                 START                  FINISH                 MESSAGE
+eu-1      n2     batch-1   clean-disks-n2-def   Failed   BackoffLimitExceeded   2026-05-01T11:59:00Z   2026-05-01T12:00:00Z   Job has reached the specified backoff limit
+`
+	if diff := cmp.Diff(wantFailed, Nodes(clusters, true, Palette{})); diff != "" {
+		t.Errorf("Nodes, failed only (-want +got):\n%s", diff)
 	}
 }
 
-func TestPlan(t *testing.T) {
+func TestPlans(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		plan plan.Plan
-		want string
+		name  string
+		plans []ClusterPlan
+		want  string
 	}{
 		{
-			name: "groups and skipped nodes",
-			plan: plan.Plan{
-				Groups:  []plan.Group{{Name: "zone-a", Nodes: []string{"n1", "n2"}}, {Name: "<none>", Nodes: []string{"n4"}}},
-				Skipped: []plan.SkippedNode{{Node: "n3", Reason: "Unschedulable", Message: "node is cordoned"}},
+			name: "groups and skipped nodes in two clusters",
+			plans: []ClusterPlan{
+				{Cluster: "eu-1", Plan: plan.Plan{
+					Groups:  []plan.Group{{Name: "zone-a", Nodes: []string{"n1", "n2"}}, {Name: "<none>", Nodes: []string{"n4"}}},
+					Skipped: []plan.SkippedNode{{Node: "n3", Reason: "Unschedulable", Message: "node is cordoned"}},
+				}},
+				{Cluster: "eu-2", Plan: plan.Plan{Groups: []plan.Group{{Name: "zone-a", Nodes: []string{"m1"}}}}},
 			},
-			want: `INDEX   GROUP    NODES   NAMES
-0       zone-a   2       n1,n2
-1       <none>   1       n4
+			want: `CLUSTER   INDEX   GROUP    NODES   NAMES
+eu-1      0       zone-a   2       n1,n2
+eu-1      1       <none>   1       n4
+eu-2      0       zone-a   1       m1
 
-SKIPPED   REASON          MESSAGE
-n3        Unschedulable   node is cordoned
+CLUSTER   SKIPPED   REASON          MESSAGE
+eu-1      n3        Unschedulable   node is cordoned
 `,
 		},
 		{
 			name: "more skipped than the plan names",
-			plan: plan.Plan{
+			plans: []ClusterPlan{{Cluster: "eu-1", Plan: plan.Plan{
 				Groups:      []plan.Group{{Name: "all", Nodes: []string{"n1"}}},
 				Skipped:     []plan.SkippedNode{{Node: "n2", Reason: "NotReady", Message: "node is not Ready"}},
 				MoreSkipped: map[string]int{"Unschedulable": 40, "NotReady": 7},
-			},
-			want: `INDEX   GROUP   NODES   NAMES
-0       all     1       n1
+			}}},
+			want: `CLUSTER   INDEX   GROUP   NODES   NAMES
+eu-1      0       all     1       n1
 
-SKIPPED   REASON     MESSAGE
-n2        NotReady   node is not Ready
+CLUSTER   SKIPPED   REASON     MESSAGE
+eu-1      n2        NotReady   node is not Ready
 
-MORE SKIPPED    NODES
-NotReady        7
-Unschedulable   40
+CLUSTER   MORE SKIPPED    NODES
+eu-1      NotReady        7
+eu-1      Unschedulable   40
 `,
 		},
 		{
-			name: "nothing skipped",
-			plan: plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: []string{"n1"}}}},
-			want: "INDEX   GROUP   NODES   NAMES\n0       all     1       n1\n\nNo node skipped.\n",
+			name:  "nothing skipped",
+			plans: []ClusterPlan{{Cluster: "eu-1", Plan: plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: []string{"n1"}}}}}},
+			want:  "CLUSTER   INDEX   GROUP   NODES   NAMES\neu-1      0       all     1       n1\n\nNo node skipped.\n",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Plan(tc.plan)); diff != "" {
-				t.Errorf("Plan (-want +got):\n%s", diff)
+			if diff := cmp.Diff(tc.want, Plans(tc.plans)); diff != "" {
+				t.Errorf("Plans (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -153,27 +153,39 @@ func shortDuration(d time.Duration) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
-// Nodes is the per-node results of a run in one cluster, in plan order.
-func Nodes(st spoke.State, p Palette) string {
-	rows := make([][]Cell, 0, len(st.Nodes))
-	for _, n := range st.Nodes {
-		phase := string(n.Phase)
-		styled := phase
-		switch n.Phase {
-		case spoke.NodeSucceeded:
-			styled = p.paint(green, phase)
-		case spoke.NodeFailed:
-			styled = p.paint(red, phase)
-		case spoke.NodeRunning:
-			styled = p.paint(yellow, phase)
+// ClusterNodes is a run's state in one cluster.
+type ClusterNodes struct {
+	Cluster string
+	State   spoke.State
+}
+
+// Nodes is the per-node results of a run, cluster by cluster, in plan order
+// within each; failedOnly keeps the Failed nodes.
+func Nodes(clusters []ClusterNodes, failedOnly bool, p Palette) string {
+	var rows [][]Cell
+	for _, c := range clusters {
+		for _, n := range c.State.Nodes {
+			if failedOnly && n.Phase != spoke.NodeFailed {
+				continue
+			}
+			phase := string(n.Phase)
+			styled := phase
+			switch n.Phase {
+			case spoke.NodeSucceeded:
+				styled = p.paint(green, phase)
+			case spoke.NodeFailed:
+				styled = p.paint(red, phase)
+			case spoke.NodeRunning:
+				styled = p.paint(yellow, phase)
+			}
+			rows = append(rows, []Cell{
+				Text(Escape(c.Cluster)), Text(Escape(n.Node)), Text(Escape(n.GroupName)), Text(orNone(n.Job)),
+				{Plain: phase, Styled: styled}, Text(orNone(Escape(n.Reason))),
+				Text(timestamp(n.StartTime)), Text(timestamp(n.CompletionTime)), Text(Escape(oneLine(n.Message))),
+			})
 		}
-		rows = append(rows, []Cell{
-			Text(Escape(n.Node)), Text(Escape(n.GroupName)), Text(orNone(n.Job)),
-			{Plain: phase, Styled: styled}, Text(orNone(Escape(n.Reason))),
-			Text(timestamp(n.StartTime)), Text(timestamp(n.CompletionTime)), Text(Escape(oneLine(n.Message))),
-		})
 	}
-	return Table([]string{"NODE", "GROUP", "JOB", "PHASE", "REASON", "START", "FINISH", "MESSAGE"}, rows)
+	return Table([]string{"CLUSTER", "NODE", "GROUP", "JOB", "PHASE", "REASON", "START", "FINISH", "MESSAGE"}, rows)
 }
 
 func timestamp(t *metav1.Time) string {
@@ -185,30 +197,38 @@ func timestamp(t *metav1.Time) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// Plan is a frozen plan: its groups in run order, then the nodes left out.
-func Plan(pl plan.Plan) string {
-	rows := make([][]Cell, 0, len(pl.Groups))
-	for i, g := range pl.Groups {
-		rows = append(rows, []Cell{
-			Text(strconv.Itoa(i)), Text(Escape(g.Name)), Text(strconv.Itoa(len(g.Nodes))), Text(Escape(strings.Join(g.Nodes, ","))),
-		})
+// ClusterPlan is a run's frozen plan in one cluster.
+type ClusterPlan struct {
+	Cluster string    `json:"cluster"`
+	Plan    plan.Plan `json:"plan"`
+}
+
+// Plans are the frozen plans of a run, cluster by cluster: their groups in
+// run order, then the nodes left out.
+func Plans(plans []ClusterPlan) string {
+	var groups, skipped, more [][]Cell
+	for _, cp := range plans {
+		cluster := Text(Escape(cp.Cluster))
+		for i, g := range cp.Plan.Groups {
+			groups = append(groups, []Cell{
+				cluster, Text(strconv.Itoa(i)), Text(Escape(g.Name)), Text(strconv.Itoa(len(g.Nodes))), Text(Escape(strings.Join(g.Nodes, ","))),
+			})
+		}
+		for _, sk := range cp.Plan.Skipped {
+			skipped = append(skipped, []Cell{cluster, Text(Escape(sk.Node)), Text(Escape(sk.Reason)), Text(Escape(oneLine(sk.Message)))})
+		}
+		// The plan names only the first nodes it skipped; it counts the rest.
+		for _, reason := range slices.Sorted(maps.Keys(cp.Plan.MoreSkipped)) {
+			more = append(more, []Cell{cluster, Text(Escape(reason)), Text(strconv.Itoa(cp.Plan.MoreSkipped[reason]))})
+		}
 	}
-	out := Table([]string{"INDEX", "GROUP", "NODES", "NAMES"}, rows)
-	if len(pl.Skipped) == 0 {
+	out := Table([]string{"CLUSTER", "INDEX", "GROUP", "NODES", "NAMES"}, groups)
+	if len(skipped) == 0 {
 		return out + "\nNo node skipped.\n"
 	}
-	skipped := make([][]Cell, 0, len(pl.Skipped))
-	for _, s := range pl.Skipped {
-		skipped = append(skipped, []Cell{Text(Escape(s.Node)), Text(Escape(s.Reason)), Text(Escape(oneLine(s.Message)))})
-	}
-	out += "\n" + Table([]string{"SKIPPED", "REASON", "MESSAGE"}, skipped)
-	if len(pl.MoreSkipped) == 0 {
+	out += "\n" + Table([]string{"CLUSTER", "SKIPPED", "REASON", "MESSAGE"}, skipped)
+	if len(more) == 0 {
 		return out
 	}
-	// The plan names only the first nodes it skipped; it counts the rest.
-	more := make([][]Cell, 0, len(pl.MoreSkipped))
-	for _, reason := range slices.Sorted(maps.Keys(pl.MoreSkipped)) {
-		more = append(more, []Cell{Text(Escape(reason)), Text(strconv.Itoa(pl.MoreSkipped[reason]))})
-	}
-	return out + "\n" + Table([]string{"MORE SKIPPED", "NODES"}, more)
+	return out + "\n" + Table([]string{"CLUSTER", "MORE SKIPPED", "NODES"}, more)
 }
