@@ -122,12 +122,21 @@ type Collector struct {
 var (
 	clusterJobsDesc = prometheus.NewDesc("fleetjob_clusterjobs", "ClusterJobs by phase.", []string{"phase"}, nil)
 	membersDesc     = prometheus.NewDesc("fleetjob_member_clusters", "Registered member clusters by reachability.", []string{"reachable", "reason"}, nil)
+	runNodesDesc    = prometheus.NewDesc("fleetjob_run_nodes", "Nodes of a ClusterJob's run in one cluster, by phase, from its MemberRun.",
+		[]string{"namespace", "clusterjob", "cluster", "phase"}, nil)
+	runFailedDesc = prometheus.NewDesc("fleetjob_run_failed_nodes", "Failed nodes of a ClusterJob's run in one cluster, by reason, from its MemberRun's sample of up to 500 failed nodes.",
+		[]string{"namespace", "clusterjob", "cluster", "reason"}, nil)
+	runClusterDesc = prometheus.NewDesc("fleetjob_run_cluster_info", "A ClusterJob's run in one cluster: 1, with the cluster's phase and reason.",
+		[]string{"namespace", "clusterjob", "cluster", "phase", "reason"}, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- clusterJobsDesc
 	ch <- membersDesc
+	ch <- runNodesDesc
+	ch <- runFailedDesc
+	ch <- runClusterDesc
 }
 
 // Collect implements prometheus.Collector.
@@ -148,6 +157,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(clusterJobsDesc, prometheus.GaugeValue, float64(n), string(p))
 		}
 	}
+	runs := &fleetv1.MemberRunList{}
+	if err := c.Hub.List(ctx, runs); err == nil {
+		for i := range runs.Items {
+			collectRun(ch, &runs.Items[i])
+		}
+	}
 	type key struct{ reachable, reason string }
 	counts := map[key]int{}
 	for _, m := range c.Members.Members() {
@@ -156,4 +171,25 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n), k.reachable, k.reason)
 	}
+}
+
+// collectRun reports one MemberRun: its nodes by phase, its failed nodes by
+// reason, and its phase. Node names are never labels.
+func collectRun(ch chan<- prometheus.Metric, mr *fleetv1.MemberRun) {
+	if mr.Status.Name == "" {
+		return // not written yet
+	}
+	ns, cj, cluster := mr.Namespace, mr.Spec.ClusterJob, mr.Spec.Cluster
+	n := mr.Status.Nodes
+	for phase, count := range map[string]int32{"Pending": n.Pending, "Running": n.Running, "Succeeded": n.Succeeded, "Failed": n.Failed, "Skipped": n.Skipped} {
+		ch <- prometheus.MustNewConstMetric(runNodesDesc, prometheus.GaugeValue, float64(count), ns, cj, cluster, phase)
+	}
+	byReason := map[string]int{}
+	for _, f := range mr.Status.FailedNodes {
+		byReason[f.Reason]++
+	}
+	for reason, count := range byReason {
+		ch <- prometheus.MustNewConstMetric(runFailedDesc, prometheus.GaugeValue, float64(count), ns, cj, cluster, reason)
+	}
+	ch <- prometheus.MustNewConstMetric(runClusterDesc, prometheus.GaugeValue, 1, ns, cj, cluster, string(mr.Status.Phase), mr.Status.Reason)
 }
