@@ -92,6 +92,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"plan", "x", "-o", "name"}, "-o name is not supported here"},
 		{[]string{"clusters", "-o", "name"}, "-o name is not supported here: use one of wide, yaml, json"},
 		{[]string{"suspend"}, "suspend takes exactly one argument, NAME (the ClusterJob name)"},
+		{[]string{"logs", "x", "--cluster", "eu-1"}, "--cluster and --node are required"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			_, _, err := execute(t, append([]string{"--kubeconfig", kubeconfig}, tc.args...)...)
