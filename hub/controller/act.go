@@ -159,8 +159,13 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	created, skipped, err := spoke.StartGroup(ctx, writer, cl.GetAPIReader(), run, c.State, g)
 	r.pace.notCreated(uid, cluster, g, group.Pending-len(created))
 	jobsCreated.Add(float64(len(created)))
+	// A soak is the user's wait, not the hub's: the hand-off counts from
+	// its end.
+	if soaked := member.SoakEnd(&cj.Spec, c.State, g); soaked.After(finished) && !finished.IsZero() {
+		finished = soaked
+	}
 	if !finished.IsZero() && !writer.at.IsZero() {
-		groupHandoff.Observe(writer.at.Sub(finished).Seconds())
+		groupHandoff.Observe(max(0, writer.at.Sub(finished).Seconds()))
 	}
 	if len(created) > 0 {
 		add(note{corev1.EventTypeNormal, "GroupStarted", fmt.Sprintf("cluster %s: started group %d (%s) with %d Jobs",

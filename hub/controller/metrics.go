@@ -45,7 +45,7 @@ var (
 	})
 	groupHandoff = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "fleetjob_group_handoff_seconds",
-		Help: "Time from the hub seeing the last Job of a group finish in a member to its creating the first Job of the next group there.",
+		Help: "Time from the hub seeing the last Job of a group finish in a member (or from the end of a spec.gates.soak after it) to its creating the first Job of the next group there.",
 		// The hand-off is a watch event, a reconcile and one create away:
 		// milliseconds, unless the hub is overloaded.
 		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},

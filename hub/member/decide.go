@@ -142,24 +142,36 @@ func Decide(in Input) Decision {
 // cluster: no soak set, no group finished yet, or the last finished group
 // had a failure (which hands off at once).
 func soakingUntil(in Input) time.Time {
-	g := in.Spec.Gates
 	st := in.Cluster.State
-	if g == nil || g.Soak == nil || g.Soak.Duration <= 0 || !st.Planned {
+	if !st.Planned {
 		return time.Time{}
 	}
 	cur := st.Current()
 	if cur <= 0 || cur >= len(st.Groups) || st.Groups[cur].Started() {
 		return time.Time{}
 	}
-	prev := st.Groups[cur-1]
-	if prev.Failed > 0 || prev.Succeeded == 0 {
-		return time.Time{}
-	}
-	end := groupEnd(st, cur-1)
-	if until := end.Add(g.Soak.Duration); !end.IsZero() && in.Now.Before(until) {
+	if until := SoakEnd(in.Spec, st, cur); in.Now.Before(until) {
 		return until
 	}
 	return time.Time{}
+}
+
+// SoakEnd is when spec.gates.soak lets group g start after group g-1,
+// zero when no soak applies: none set, g is the first group, or group g-1
+// had a failure or no success.
+func SoakEnd(spec *fleetv1.ClusterJobSpec, st spoke.State, g int) time.Time {
+	gates := spec.Gates
+	if gates == nil || gates.Soak == nil || gates.Soak.Duration <= 0 || g <= 0 || g > len(st.Groups) {
+		return time.Time{}
+	}
+	if prev := st.Groups[g-1]; prev.Failed > 0 || prev.Succeeded == 0 {
+		return time.Time{}
+	}
+	end := groupEnd(st, g-1)
+	if end.IsZero() {
+		return time.Time{}
+	}
+	return end.Add(gates.Soak.Duration)
 }
 
 // groupEnd is when group g's last node finished, as its Jobs say.
