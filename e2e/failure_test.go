@@ -51,6 +51,7 @@ var _ = Describe("A node whose Job fails", func() {
 		Expect(r1.FailedNodes).To(ConsistOf(And(
 			HaveField("Node", bad),
 			HaveField("Reason", batchv1.JobReasonBackoffLimitExceeded),
+			HaveField("ExitCode", HaveValue(BeEquivalentTo(1))), // read from the failed pod
 		)))
 		Expect(r1.Nodes.Failed).To(BeEquivalentTo(1))
 		Expect(row(got, m2.name).Phase).To(Equal(fleetv1.ClusterCompleted))

@@ -58,7 +58,21 @@ func BuildJob(run Run, node string, group int, groupName string) *batchv1.Job {
 		{Name: fleetv1.GroupEnv, Value: groupName},
 	})
 	pinToNode(&pod.Spec, node)
+	logsOnError(&pod.Spec)
 	return job
+}
+
+// logsOnError makes a container that leaves its terminationMessagePolicy
+// unset report its last log lines as its termination message when it
+// fails without writing one: the hub records a failed node's message.
+func logsOnError(spec *corev1.PodSpec) {
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			if cs[i].TerminationMessagePolicy == "" {
+				cs[i].TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+			}
+		}
+	}
 }
 
 // jobLabels are on the Job and its pods, so both can be selected per run,

@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -247,7 +248,8 @@ func TestBuildJob(t *testing.T) {
 			cj := makeClusterJob("disk-clean").Template(tc.template).Obj()
 			before := cj.DeepCopy()
 			got := BuildJob(testRun(cj), testNode, testGroup, testGroupName)
-			if diff := cmp.Diff(tc.wantJob, got); diff != "" {
+			// TestBuildJobLogsOnError checks the termination message policy.
+			if diff := cmp.Diff(tc.wantJob, got, cmpopts.IgnoreFields(corev1.Container{}, "TerminationMessagePolicy")); diff != "" {
 				t.Errorf("BuildJob() mismatch (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(before, cj); diff != "" {
@@ -257,6 +259,27 @@ func TestBuildJob(t *testing.T) {
 				t.Errorf("BuildJob() is not stable:\n%s", cmp.Diff(got, again))
 			}
 		})
+	}
+}
+
+// TestBuildJobLogsOnError: a container that leaves terminationMessagePolicy
+// unset reports its last log lines when it fails without a message; one
+// that sets it keeps its own.
+func TestBuildJobLogsOnError(t *testing.T) {
+	cj := makeClusterJob("disk-clean").Template(podTemplate(corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "init"}},
+		Containers:     []corev1.Container{{Name: "main"}, {Name: "own", TerminationMessagePolicy: corev1.TerminationMessageReadFile}},
+	})).Obj()
+	spec := BuildJob(testRun(cj), testNode, testGroup, testGroupName).Spec.Template.Spec
+	got := map[string]corev1.TerminationMessagePolicy{}
+	for _, c := range append(spec.InitContainers, spec.Containers...) {
+		got[c.Name] = c.TerminationMessagePolicy
+	}
+	want := map[string]corev1.TerminationMessagePolicy{
+		"init": corev1.TerminationMessageFallbackToLogsOnError, "main": corev1.TerminationMessageFallbackToLogsOnError, "own": corev1.TerminationMessageReadFile,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("termination message policies (-want +got):\n%s", diff)
 	}
 }
 

@@ -42,6 +42,12 @@ const (
 	// cluster's record stays small: the Job's condition has the rest while
 	// it exists.
 	maxResultMessage = 128
+	// maxOutput bounds a failed node's recorded termination message, for
+	// the first maxFullOutputs failed nodes; later ones keep
+	// maxResultMessage, so that a cluster where every node fails still
+	// fits its record in one ConfigMap.
+	maxOutput      = 1024
+	maxFullOutputs = 100
 )
 
 // Results is the run's record in one member of which nodes got a Job and
@@ -65,6 +71,10 @@ type NodeResult struct {
 	Finish int64 `json:"f,omitempty"`
 	// Started tells that the node's pod started once.
 	Started bool `json:"st,omitempty"`
+	// ExitCode and Output are a failed node's container exit code and the
+	// start of its termination message, when its pod could be read.
+	ExitCode *int32 `json:"x,omitempty"`
+	Output   string `json:"o,omitempty"`
 }
 
 func (r NodeResult) final() bool {
@@ -73,7 +83,8 @@ func (r NodeResult) final() bool {
 
 // state is the node state the result stands for when the Job is gone.
 func (r NodeResult) state(node string) NodeState {
-	ns := NodeState{Node: node, Phase: r.Phase, Reason: r.Reason, Message: r.Message, StartTime: unixTime(r.Start), CompletionTime: unixTime(r.Finish)}
+	ns := NodeState{Node: node, Phase: r.Phase, Reason: r.Reason, Message: r.Message, StartTime: unixTime(r.Start), CompletionTime: unixTime(r.Finish),
+		ExitCode: r.ExitCode, Output: r.Output}
 	if !r.final() {
 		ns.Phase, ns.Reason, ns.Message = NodeFailed, fleetv1.NodeReasonJobDeleted, "the node's Job was deleted before it finished; it is not run again"
 	}
@@ -106,6 +117,12 @@ func Record(prev Results, st State, created []string, skipped []plan.SkippedNode
 			changed = true
 		}
 	}
+	fullOutputs := 0
+	for _, r := range next.Nodes {
+		if len(r.Output) > maxResultMessage {
+			fullOutputs++
+		}
+	}
 	for _, n := range st.Nodes {
 		if n.Job == "" && n.Reason != fleetv1.NodeReasonJobDeleted {
 			continue // no Job, ever: pending, or skipped before it started
@@ -113,7 +130,14 @@ func Record(prev Results, st State, created []string, skipped []plan.SkippedNode
 		r := NodeResult{Phase: n.Phase, Start: unix(n.StartTime), Finish: unix(n.CompletionTime)}
 		switch n.Phase {
 		case NodeFailed:
-			r.Reason, r.Message = n.Reason, text.Truncate(n.Message, maxResultMessage)
+			r.Reason, r.Message, r.ExitCode = n.Reason, text.Truncate(n.Message, maxResultMessage), n.ExitCode
+			bound := maxResultMessage
+			if old, ok := next.Nodes[n.Node]; fullOutputs < maxFullOutputs && !(ok && old.final()) {
+				bound = maxOutput
+			}
+			if r.Output = text.Truncate(n.Output, bound); len(r.Output) > maxResultMessage {
+				fullOutputs++
+			}
 		case NodeSucceeded:
 		default:
 			r = NodeResult{Phase: NodeRunning, Start: r.Start, Started: n.Started}

@@ -70,6 +70,11 @@ type NodeState struct {
 	Created *metav1.Time
 	Started bool
 	Pods    int32
+	// ExitCode and Output are a failed node's container exit code and the
+	// start of its termination message (its last log lines when it wrote
+	// none), when its pod could be read.
+	ExitCode *int32
+	Output   string
 }
 
 // GroupState counts the nodes of one group by phase.
@@ -211,6 +216,9 @@ func withRecord(ns NodeState, r NodeResult, hasJob bool) NodeState {
 		out := r.state(ns.Node) // the hub's verdict, even on a Job that finished before its deletion
 		out.Job = ns.Job
 		return out
+	}
+	if hasJob && ns.Phase == NodeFailed && r.Phase == NodeFailed && ns.ExitCode == nil && ns.Output == "" {
+		ns.ExitCode, ns.Output = r.ExitCode, r.Output // read from its pod when it failed
 	}
 	if !hasJob || ns.Phase != NodeRunning {
 		return ns

@@ -356,10 +356,16 @@ type NodeFailure struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	Reason string `json:"reason,omitempty"`
-	// message is the failed Job condition's message, truncated.
+	// message is the start of the failed container's termination message
+	// (its last log lines when it wrote none), else the failed Job
+	// condition's message, truncated.
 	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Message string `json:"message,omitempty"`
+	// exitCode is the failed container's exit code, when its pod could be
+	// read.
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
 }
 
 // ClusterJob runs one Job per node, group after group, in every selected

@@ -104,6 +104,11 @@ func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *memb
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
+	// Exit codes are the record's detail, not its point: a pod that cannot
+	// be read never holds the record back.
+	if err := spoke.ReadExitCodes(ctx, cl.GetAPIReader(), run, &c.State); err != nil {
+		log.FromContext(ctx).V(1).Info("Reading the exit codes of failed nodes", "cluster", c.Name, "error", err.Error())
+	}
 	if err := spoke.RecordResults(ctx, cl.GetClient(), cl.GetAPIReader(), run, c.State, created, skipped, spoke.WithRecords(&r.records)); err != nil {
 		return fmt.Errorf("recording results: %w", err)
 	}

@@ -164,8 +164,12 @@ func fillProgress(row *fleetv1.ClusterStatus, st spoke.State) {
 	for _, n := range st.Nodes {
 		countNode(&row.Nodes, n.Phase)
 		if n.Phase == spoke.NodeFailed {
+			msg := n.Message
+			if n.Output != "" {
+				msg = n.Output
+			}
 			failed = append(failed, fleetv1.NodeFailure{Node: n.Node, Group: text.Truncate(n.GroupName, 63), Job: n.Job,
-				Reason: text.Truncate(n.Reason, 64), Message: text.Truncate(n.Message, fleetv1.MaxFailureMessageLength)})
+				Reason: text.Truncate(n.Reason, 64), Message: text.Truncate(msg, fleetv1.MaxFailureMessageLength), ExitCode: n.ExitCode})
 		}
 	}
 	row.Nodes.Total = row.Nodes.Pending + row.Nodes.Running + row.Nodes.Succeeded + row.Nodes.Failed + row.Nodes.Skipped

@@ -38,6 +38,9 @@ var (
 	// NodeVerbs are the verbs on Nodes: read-only, to plan and to notice a
 	// node going away.
 	NodeVerbs = []string{"get", "list", "watch"}
+	// PodVerbs are the verbs on pods in the work namespace: read-only, to
+	// record a failed node's exit code and termination message.
+	PodVerbs = []string{"get", "list"}
 )
 
 // IdentityNamespace is the member namespace whose UID identifies the
@@ -55,6 +58,9 @@ func Required(namespace string) []authorizationv1.ResourceAttributes {
 	}
 	for _, verb := range ConfigMapVerbs {
 		out = append(out, authorizationv1.ResourceAttributes{Namespace: namespace, Resource: "configmaps", Verb: verb})
+	}
+	for _, verb := range PodVerbs {
+		out = append(out, authorizationv1.ResourceAttributes{Namespace: namespace, Resource: "pods", Verb: verb})
 	}
 	for _, verb := range NodeVerbs {
 		out = append(out, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})

@@ -37,6 +37,9 @@ func TestRequiredAccess(t *testing.T) {
 	for _, verb := range []string{"get", "list", "watch"} {
 		want = append(want, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})
 	}
+	for _, verb := range []string{"get", "list"} {
+		want = append(want, authorizationv1.ResourceAttributes{Namespace: ns, Resource: "pods", Verb: verb})
+	}
 	byString := cmpopts.SortSlices(func(a, b authorizationv1.ResourceAttributes) bool { return a.String() < b.String() })
 	if diff := cmp.Diff(want, Required(ns), byString); diff != "" {
 		t.Errorf("Required() (-want +got):\n%s", diff)

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +31,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
 	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/spoke"
 )
 
 type logsOptions struct {
@@ -119,7 +119,7 @@ func nodeLogs(ctx context.Context, cs kubernetes.Interface, ns string, cj *fleet
 	if err != nil {
 		return fmt.Errorf("listing the pods of clusterjob %s/%s in cluster %s, namespace %s: %w", cj.Namespace, cj.Name, cluster, ns, err)
 	}
-	newest, ok := newestPod(pods.Items, node)
+	newest, ok := spoke.NewestPod(pods.Items, node)
 	if !ok {
 		return fmt.Errorf("no pod of clusterjob %s/%s on node %s in cluster %s (namespace %s): its group has not started there, or the pod is gone (see kubectl fleetjob status %s --nodes --cluster %s)",
 			cj.Namespace, cj.Name, node, cluster, ns, cj.Name, cluster)
@@ -133,15 +133,4 @@ func nodeLogs(ctx context.Context, cs kubernetes.Interface, ns string, cj *fleet
 		return fmt.Errorf("reading the logs of pod %s/%s in cluster %s: %w", ns, newest.Name, cluster, err)
 	}
 	return nil
-}
-
-// newestPod is the newest of pods on node (or not scheduled yet). A label
-// holds a long node name hashed: the pod's own node tells two such nodes
-// apart.
-func newestPod(pods []corev1.Pod, node string) (corev1.Pod, bool) {
-	pods = slices.DeleteFunc(slices.Clone(pods), func(p corev1.Pod) bool { return p.Spec.NodeName != "" && p.Spec.NodeName != node })
-	if len(pods) == 0 {
-		return corev1.Pod{}, false
-	}
-	return slices.MaxFunc(pods, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) }), true
 }

@@ -46,32 +46,6 @@ func runPod(cj *fleetv1.ClusterJob, name, cluster, node, scheduledOn string, cre
 	}
 }
 
-func TestNewestPod(t *testing.T) {
-	cj := wrappers.MakeClusterJob("clean", "default").Obj()
-	old := *runPod(cj, "old", "eu-1", "n1", "n1", t0)
-	recent := *runPod(cj, "recent", "eu-1", "n1", "n1", t0.Add(time.Minute))
-	pending := *runPod(cj, "pending", "eu-1", "n1", "", t0.Add(2*time.Minute))
-	elsewhere := *runPod(cj, "elsewhere", "eu-1", "n1", "n1-with-the-same-hash", t0.Add(3*time.Minute))
-	for _, tc := range []struct {
-		name   string
-		pods   []corev1.Pod
-		want   string
-		wantOK bool
-	}{
-		{name: "the newest of the node's pods", pods: []corev1.Pod{recent, old}, want: "recent", wantOK: true},
-		{name: "one not scheduled yet counts", pods: []corev1.Pod{old, pending}, want: "pending", wantOK: true},
-		{name: "a pod on another node is not the node's", pods: []corev1.Pod{old, elsewhere}, want: "old", wantOK: true},
-		{name: "none", pods: []corev1.Pod{elsewhere}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, ok := newestPod(tc.pods, "n1")
-			if ok != tc.wantOK || got.Name != tc.want {
-				t.Errorf("newestPod() = %q, %v; want %q, %v", got.Name, ok, tc.want, tc.wantOK)
-			}
-		})
-	}
-}
-
 func TestNodeLogs(t *testing.T) {
 	cj := wrappers.MakeClusterJob("clean", "default").Obj()
 	cj.UID = types.UID("6c9d0f4e-1f2a-4b7c-9d3e-5a6b7c8d9e0f")

@@ -235,6 +235,8 @@ type nodeResult struct {
 	Phase      string       `json:"phase"`
 	Reason     string       `json:"reason,omitempty"`
 	Message    string       `json:"message,omitempty"`
+	ExitCode   *int32       `json:"exitCode,omitempty"`
+	Output     string       `json:"output,omitempty"`
 	StartTime  *metav1.Time `json:"startTime,omitempty"`
 	FinishTime *metav1.Time `json:"finishTime,omitempty"`
 }
@@ -268,7 +270,7 @@ func (s *statusOptions) showNodes(ctx context.Context, cj *fleetv1.ClusterJob) e
 					continue
 				}
 				out = append(out, nodeResult{Cluster: c.Cluster, Node: n.Node, Group: n.GroupName, GroupIndex: n.Group, Job: n.Job, Phase: string(n.Phase),
-					Reason: n.Reason, Message: n.Message, StartTime: n.StartTime, FinishTime: n.CompletionTime})
+					Reason: n.Reason, Message: n.Message, ExitCode: n.ExitCode, Output: n.Output, StartTime: n.StartTime, FinishTime: n.CompletionTime})
 			}
 		}
 		if err := printData(s.streams.Out, s.output, out); err != nil {

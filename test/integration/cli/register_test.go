@@ -209,7 +209,7 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(ContainSubstring("expires"))
 		Expect(r.out).To(ContainSubstring(`cluster "m1" registered`))
-		Expect(r.out).To(ContainSubstring("17 permissions granted"))
+		Expect(r.out).To(ContainSubstring("19 permissions granted"))
 
 		s := registrationSecret("m1")
 		Expect(s.Labels).To(Equal(map[string]string{fleetv1.RegistrationLabel: "true", "env": "test", "tier": "gold"}))

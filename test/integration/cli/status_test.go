@@ -156,7 +156,7 @@ var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 	It("lists per-node results of every cluster, read from the members", func() {
 		r := run("status", "clean", "--nodes", "--cluster", "runner")
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.out).To(MatchRegexp(`runner\s+node-1\s+batch-1\s+clean-node-1-\S+\s+Succeeded\s+<none>\s+\S+Z\s+\S+Z`))
+		Expect(r.out).To(MatchRegexp(`runner\s+node-1\s+batch-1\s+clean-node-1-\S+\s+Succeeded\s+<none>\s+<none>\s+\S+Z\s+\S+Z`), "no reason, no exit code")
 		Expect(r.out).To(MatchRegexp(`runner\s+node-2\s+batch-1\s+clean-node-2-\S+\s+Failed\s+BackoffLimitExceeded`))
 		Expect(r.out).To(MatchRegexp(`runner\s+node-3\s+batch-2\s+<none>\s+Pending`))
 

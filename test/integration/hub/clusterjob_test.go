@@ -248,6 +248,8 @@ var _ = Describe("ClusterJob across two members", func() {
 		Expect(row.FailedNodes).To(HaveLen(1))
 		Expect(row.FailedNodes[0].Node).To(Equal("a-node-2"))
 		Expect(row.FailedNodes[0].Reason).To(Equal(batchv1.JobReasonBackoffLimitExceeded))
+		Expect(row.FailedNodes[0].ExitCode).To(HaveValue(BeEquivalentTo(3)), "read from the node's pod")
+		Expect(row.FailedNodes[0].Message).To(Equal("disk /var is full on a-node-2"), "the container's termination message")
 		Expect(got.Status.Clusters[1].Phase).To(Equal(fleetv1.ClusterCompleted))
 		Expect(meta.IsStatusConditionTrue(got.Status.Conditions, fleetv1.ConditionFailed)).To(BeTrue())
 	})

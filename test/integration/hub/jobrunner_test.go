@@ -24,6 +24,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -187,6 +188,9 @@ func (r *jobRunner) finish(ctx context.Context, job *batchv1.Job, fail bool) err
 		return batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: msg, LastProbeTime: now, LastTransitionTime: now}
 	}
 	if fail {
+		if err := r.failedPod(ctx, job); err != nil {
+			return err
+		}
 		job.Status.Failed = 1
 		job.Status.Conditions = append(job.Status.Conditions,
 			cond(batchv1.JobFailureTarget, batchv1.JobReasonBackoffLimitExceeded, "Job has reached the specified backoff limit"),
@@ -199,6 +203,29 @@ func (r *jobRunner) finish(ctx context.Context, job *batchv1.Job, fail bool) err
 			cond(batchv1.JobComplete, batchv1.JobReasonCompletionsReached, "Reached expected number of succeeded pods"))
 	}
 	return r.c.Status().Update(ctx, job)
+}
+
+// failedPod leaves the pod a kubelet would have of a Job that failed: its
+// container exited 3 with a termination message naming the node.
+func (r *jobRunner) failedPod(ctx context.Context, job *batchv1.Job) error {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: job.Namespace}}
+	if err := r.c.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	node := job.Annotations[fleetv1.NodeAnnotation]
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-pod", Namespace: job.Namespace, Labels: job.Spec.Template.Labels},
+		Spec:       *job.Spec.Template.Spec.DeepCopy(),
+	}
+	pod.Spec.NodeName = node
+	if err := r.c.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: pod.Spec.Containers[0].Name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 3, Reason: "Error", Message: "disk /var is full on " + node}},
+	}}}
+	return r.c.Status().Update(ctx, pod)
 }
 
 func finished(job *batchv1.Job) bool {

@@ -53,7 +53,7 @@ func TestVerify(t *testing.T) {
 		want    Verification
 		wantErr string
 	}{
-		{name: "least privilege", allow: exactly, want: Verification{Granted: 17, Refused: 12}},
+		{name: "least privilege", allow: exactly, want: Verification{Granted: 19, Refused: 12}},
 		{
 			name:    "a grant missing",
 			allow:   func(a authorizationv1.ResourceAttributes) bool { return exactly(a) && a.Verb != "deletecollection" },

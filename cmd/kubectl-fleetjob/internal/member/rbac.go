@@ -77,6 +77,7 @@ func Build(ns string) Objects {
 		Role: rbacv1ac.Role(RoleName, ns).WithLabels(labels).WithRules(
 			rbacv1ac.PolicyRule().WithAPIGroups("batch").WithResources("jobs").WithVerbs(access.WorkVerbs...),
 			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("configmaps").WithVerbs(access.ConfigMapVerbs...),
+			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("pods").WithVerbs(access.PodVerbs...),
 		),
 		RoleBinding: rbacv1ac.RoleBinding(RoleName, ns).WithLabels(labels).
 			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(RoleName)).

@@ -68,6 +68,7 @@ func TestBuildRules(t *testing.T) {
 			wantRole: []rbacv1.PolicyRule{
 				{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: work},
 				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: configMaps},
+				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
 			},
 			wantNodes:     clusterRules,
 			wantCRBName:   "fleetjob-hub-nodes-fleetjob-system",
@@ -78,6 +79,7 @@ func TestBuildRules(t *testing.T) {
 			wantRole: []rbacv1.PolicyRule{
 				{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: work},
 				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: configMaps},
+				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
 			},
 			wantNodes:     clusterRules,
 			wantCRBName:   "fleetjob-hub-nodes-jobs",

@@ -174,24 +174,25 @@ func TestNodes(t *testing.T) {
 	start, end := metav1.NewTime(now.Add(-time.Minute)), metav1.NewTime(now)
 	eu1 := spoke.State{Planned: true, Nodes: []spoke.NodeState{
 		{Node: "n1", Job: "clean-disks-n1-abc", GroupName: "batch-1", Phase: spoke.NodeSucceeded, StartTime: &start, CompletionTime: &end},
-		{Node: "n2", Job: "clean-disks-n2-def", GroupName: "batch-1", Phase: spoke.NodeFailed, Reason: "BackoffLimitExceeded", Message: "Job has reached\nthe specified backoff limit", StartTime: &start, CompletionTime: &end},
+		{Node: "n2", Job: "clean-disks-n2-def", GroupName: "batch-1", Phase: spoke.NodeFailed, Reason: "BackoffLimitExceeded", Message: "Job has reached\nthe specified backoff limit",
+			ExitCode: ptr.To[int32](3), Output: "disk /var\nis full", StartTime: &start, CompletionTime: &end},
 		{Node: "n3", GroupName: "batch-2", Group: 1, Phase: spoke.NodePending},
 	}}
 	eu2 := spoke.State{Planned: true, Nodes: []spoke.NodeState{
 		{Node: "m1", Job: "clean-disks-m1-ghi", GroupName: "batch-1", Phase: spoke.NodeRunning, StartTime: &start},
 	}}
 	clusters := []ClusterNodes{{Cluster: "eu-1", State: eu1}, {Cluster: "eu-2", State: eu2}}
-	want := `CLUSTER   NODE   GROUP     JOB                  PHASE       REASON                 START                  FINISH                 MESSAGE
-eu-1      n1     batch-1   clean-disks-n1-abc   Succeeded   <none>                 2026-05-01T11:59:00Z   2026-05-01T12:00:00Z
-eu-1      n2     batch-1   clean-disks-n2-def   Failed      BackoffLimitExceeded   2026-05-01T11:59:00Z   2026-05-01T12:00:00Z   Job has reached the specified backoff limit
-eu-1      n3     batch-2   <none>               Pending     <none>                 <none>                 <none>
-eu-2      m1     batch-1   clean-disks-m1-ghi   Running     <none>                 2026-05-01T11:59:00Z   <none>
+	want := `CLUSTER   NODE   GROUP     JOB                  PHASE       REASON                 EXIT     START                  FINISH                 MESSAGE
+eu-1      n1     batch-1   clean-disks-n1-abc   Succeeded   <none>                 <none>   2026-05-01T11:59:00Z   2026-05-01T12:00:00Z
+eu-1      n2     batch-1   clean-disks-n2-def   Failed      BackoffLimitExceeded   3        2026-05-01T11:59:00Z   2026-05-01T12:00:00Z   disk /var is full
+eu-1      n3     batch-2   <none>               Pending     <none>                 <none>   <none>                 <none>
+eu-2      m1     batch-1   clean-disks-m1-ghi   Running     <none>                 <none>   2026-05-01T11:59:00Z   <none>
 `
 	if diff := cmp.Diff(want, Nodes(clusters, false, Palette{})); diff != "" {
 		t.Errorf("Nodes (-want +got):\n%s", diff)
 	}
-	wantFailed := `CLUSTER   NODE   GROUP     JOB                  PHASE    REASON                 START                  FINISH                 MESSAGE
-eu-1      n2     batch-1   clean-disks-n2-def   Failed   BackoffLimitExceeded   2026-05-01T11:59:00Z   2026-05-01T12:00:00Z   Job has reached the specified backoff limit
+	wantFailed := `CLUSTER   NODE   GROUP     JOB                  PHASE    REASON                 EXIT   START                  FINISH                 MESSAGE
+eu-1      n2     batch-1   clean-disks-n2-def   Failed   BackoffLimitExceeded   3      2026-05-01T11:59:00Z   2026-05-01T12:00:00Z   disk /var is full
 `
 	if diff := cmp.Diff(wantFailed, Nodes(clusters, true, Palette{})); diff != "" {
 		t.Errorf("Nodes, failed only (-want +got):\n%s", diff)

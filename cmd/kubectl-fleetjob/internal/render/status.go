@@ -178,14 +178,21 @@ func Nodes(clusters []ClusterNodes, failedOnly bool, p Palette) string {
 			case spoke.NodeRunning:
 				styled = p.paint(yellow, phase)
 			}
+			exit, msg := "", n.Message
+			if n.ExitCode != nil {
+				exit = strconv.Itoa(int(*n.ExitCode))
+			}
+			if n.Output != "" {
+				msg = n.Output // what the container said, rather than what the Job controller did
+			}
 			rows = append(rows, []Cell{
 				Text(Escape(c.Cluster)), Text(Escape(n.Node)), Text(Escape(n.GroupName)), Text(orNone(n.Job)),
-				{Plain: phase, Styled: styled}, Text(orNone(Escape(n.Reason))),
-				Text(timestamp(n.StartTime)), Text(timestamp(n.CompletionTime)), Text(Escape(oneLine(n.Message))),
+				{Plain: phase, Styled: styled}, Text(orNone(Escape(n.Reason))), Text(orNone(exit)),
+				Text(timestamp(n.StartTime)), Text(timestamp(n.CompletionTime)), Text(Escape(oneLine(msg))),
 			})
 		}
 	}
-	return Table([]string{"CLUSTER", "NODE", "GROUP", "JOB", "PHASE", "REASON", "START", "FINISH", "MESSAGE"}, rows)
+	return Table([]string{"CLUSTER", "NODE", "GROUP", "JOB", "PHASE", "REASON", "EXIT", "START", "FINISH", "MESSAGE"}, rows)
 }
 
 func timestamp(t *metav1.Time) string {

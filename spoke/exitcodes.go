@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spoke
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/naming"
+)
+
+// MaxExitReads bounds the pods ReadExitCodes reads in one call: a group
+// where every node fails at once is read over a few reconciles, not in
+// thousands of calls in one.
+const MaxExitReads = 20
+
+// ReadExitCodes fills in the exit code and termination message of the
+// nodes of st whose Job failed and whose result is not recorded yet, from
+// their pods, read from live: at most MaxExitReads of them. A node whose
+// pod is gone keeps none. It returns the first error of a read; the nodes
+// read before it keep what was read.
+func ReadExitCodes(ctx context.Context, live client.Reader, run Run, st *State) error {
+	reads := 0
+	for i := range st.Nodes {
+		n := &st.Nodes[i]
+		if n.Phase != NodeFailed || n.Job == "" || n.ExitCode != nil || failedByHub(n.Reason) || st.Recorded.Nodes[n.Node].final() {
+			continue
+		}
+		if reads == MaxExitReads {
+			return nil
+		}
+		reads++
+		var pods corev1.PodList
+		sel := runSelector(run)
+		sel[fleetv1.NodeLabel] = naming.LabelValue(n.Node)
+		if err := live.List(ctx, &pods, client.InNamespace(run.Namespace), sel); err != nil {
+			return fmt.Errorf("reading the pod of node %s: %w", n.Node, err)
+		}
+		if pod, ok := NewestPod(pods.Items, n.Node); ok {
+			n.ExitCode, n.Output = exitOf(&pod)
+		}
+	}
+	return nil
+}
+
+// exitOf is the exit code and termination message of the pod's first
+// container that failed, else of the first that ended.
+func exitOf(pod *corev1.Pod) (*int32, string) {
+	statuses := append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...)
+	var ended *corev1.ContainerStateTerminated
+	for i := range statuses {
+		t := statuses[i].State.Terminated
+		if t == nil {
+			t = statuses[i].LastTerminationState.Terminated
+		}
+		if t == nil {
+			continue
+		}
+		if t.ExitCode != 0 {
+			ended = t
+			break
+		}
+		if ended == nil {
+			ended = t
+		}
+	}
+	if ended == nil {
+		return nil, ""
+	}
+	code := ended.ExitCode
+	msg := ended.Message
+	if msg == "" {
+		msg = ended.Reason
+	}
+	return &code, msg
+}
+
+// NewestPod is the newest of pods on node, or not scheduled yet. A label
+// holds a long node name hashed: the pod's own node tells two such nodes
+// apart.
+func NewestPod(pods []corev1.Pod, node string) (corev1.Pod, bool) {
+	pods = slices.DeleteFunc(slices.Clone(pods), func(p corev1.Pod) bool { return p.Spec.NodeName != "" && p.Spec.NodeName != node })
+	if len(pods) == 0 {
+		return corev1.Pod{}, false
+	}
+	return slices.MaxFunc(pods, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) }), true
+}
