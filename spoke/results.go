@@ -132,7 +132,7 @@ func Record(prev Results, st State, created []string, skipped []plan.SkippedNode
 		case NodeFailed:
 			r.Reason, r.Message, r.ExitCode = n.Reason, text.Truncate(n.Message, maxResultMessage), n.ExitCode
 			bound := maxResultMessage
-			if old, ok := next.Nodes[n.Node]; fullOutputs < maxFullOutputs && !(ok && old.final()) {
+			if old, ok := next.Nodes[n.Node]; fullOutputs < maxFullOutputs && (!ok || !old.final()) {
 				bound = maxOutput
 			}
 			if r.Output = text.Truncate(n.Output, bound); len(r.Output) > maxResultMessage {
