@@ -49,6 +49,42 @@ func started() fleetv1.ClusterStatus {
 		StartTime: &metav1.Time{Time: wrappers.Ago(time.Hour)}}
 }
 
+// memberCase is one cluster's input and what Decide and Status must make
+// of it.
+type memberCase struct {
+	cj       *fleetv1.ClusterJob
+	cluster  member.Cluster
+	admitted bool
+	halt     *fleetv1.Halt
+	accepted int
+	want     member.Decision
+	wantRow  [3]string // phase, reason, message
+}
+
+// runMemberCases checks each case's decision and row, a clock at
+// wrappers.Now, an unreachable timeout of an hour and a member error
+// timeout of ten minutes.
+func runMemberCases(t *testing.T, testCases map[string]memberCase) {
+	t.Helper()
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			in := member.Input{Spec: &tc.cj.Spec, Cluster: tc.cluster, Admitted: tc.admitted, Halt: tc.halt, AcceptedFailures: tc.accepted, Now: wrappers.Now,
+				UnreachableTimeout: time.Hour, MemberErrorTimeout: 10 * time.Minute, NodeStartTimeout: fleetv1.DefaultNodeStartTimeout}
+			d := member.Decide(in)
+			if diff := cmp.Diff(tc.want, d); diff != "" {
+				t.Errorf("member.Decide() mismatch (-want +got):\n%s", diff)
+			}
+			row := member.Status(in, d)
+			if got := [3]string{string(row.Phase), row.Reason, row.Message}; got != tc.wantRow {
+				t.Errorf("row = %q,\n want %q", got, tc.wantRow)
+			}
+			if row.Name != tc.cluster.Name {
+				t.Errorf("row.Name = %q, want %q", row.Name, tc.cluster.Name)
+			}
+		})
+	}
+}
+
 func TestDecideAndStatus(t *testing.T) {
 	keepgoing, exit := clusterJob(false), clusterJob(true)
 	suspended := clusterJob(false)
@@ -56,14 +92,7 @@ func TestDecideAndStatus(t *testing.T) {
 	halt := &fleetv1.Halt{Reason: fleetv1.ReasonStopped, Message: "a node failed in cluster b"}
 	run := func(cj *fleetv1.ClusterJob) *wrappers.RunWrapper { return wrappers.MakeRun(cj, "a", 6) }
 
-	testCases := map[string]struct {
-		cj       *fleetv1.ClusterJob
-		cluster  member.Cluster
-		admitted bool
-		halt     *fleetv1.Halt
-		want     member.Decision
-		wantRow  [3]string // phase, reason, message
-	}{
+	testCases := map[string]memberCase{
 		"not admitted: waits for its turn, though ready": {
 			cj: keepgoing, cluster: wrappers.MakeCluster("a").Obj(),
 			want:    member.Decision{Start: member.NoGroup},
@@ -127,23 +156,7 @@ func TestDecideAndStatus(t *testing.T) {
 			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
 		},
 	}
-	for name, tc := range testCases {
-		t.Run(name, func(t *testing.T) {
-			in := member.Input{Spec: &tc.cj.Spec, Cluster: tc.cluster, Admitted: tc.admitted, Halt: tc.halt, Now: wrappers.Now,
-				UnreachableTimeout: time.Hour, MemberErrorTimeout: 10 * time.Minute, NodeStartTimeout: fleetv1.DefaultNodeStartTimeout}
-			d := member.Decide(in)
-			if diff := cmp.Diff(tc.want, d); diff != "" {
-				t.Errorf("member.Decide() mismatch (-want +got):\n%s", diff)
-			}
-			row := member.Status(in, d)
-			if got := [3]string{string(row.Phase), row.Reason, row.Message}; got != tc.wantRow {
-				t.Errorf("row = %q, want %q", got, tc.wantRow)
-			}
-			if row.Name != tc.cluster.Name {
-				t.Errorf("row.Name = %q, want %q", row.Name, tc.cluster.Name)
-			}
-		})
-	}
+	runMemberCases(t, testCases)
 }
 
 // TestStatusFailedNodes: a MemberRun lists up to 500 failed nodes, sorted by
@@ -200,13 +213,7 @@ func TestFailureBudgets(t *testing.T) {
 	}
 	const held = "; the run is suspended until spec.suspend is set back to false, which accepts these failures"
 
-	testCases := map[string]struct {
-		cluster  member.Cluster
-		cj       *fleetv1.ClusterJob
-		accepted int
-		want     member.Decision
-		wantRow  [3]string
-	}{
+	testCases := map[string]memberCase{
 		"per cluster, within the budget: the next group starts": {
 			cj: perCluster, cluster: group0(perCluster, 1).Cluster().Previous(started()).Obj(),
 			want:    member.Decision{Start: 1},
@@ -297,19 +304,10 @@ func TestFailureBudgets(t *testing.T) {
 		},
 	}
 	for name, tc := range testCases {
-		t.Run(name, func(t *testing.T) {
-			in := member.Input{Spec: &tc.cj.Spec, Cluster: tc.cluster, Admitted: true, AcceptedFailures: tc.accepted, Now: wrappers.Now,
-				UnreachableTimeout: time.Hour, MemberErrorTimeout: 10 * time.Minute, NodeStartTimeout: fleetv1.DefaultNodeStartTimeout}
-			d := member.Decide(in)
-			if diff := cmp.Diff(tc.want, d); diff != "" {
-				t.Errorf("member.Decide() mismatch (-want +got):\n%s", diff)
-			}
-			row := member.Status(in, d)
-			if got := [3]string{string(row.Phase), row.Reason, row.Message}; got != tc.wantRow {
-				t.Errorf("row = %q,\n want %q", got, tc.wantRow)
-			}
-		})
+		tc.admitted = true
+		testCases[name] = tc
 	}
+	runMemberCases(t, testCases)
 }
 
 // TestGates: a soak holds the next group after a successful one, a failed
@@ -331,12 +329,7 @@ func TestGates(t *testing.T) {
 	}
 	until := wrappers.Ago(time.Minute).Add(5 * time.Minute).UTC().Format(time.RFC3339)
 
-	testCases := map[string]struct {
-		cj      *fleetv1.ClusterJob
-		cluster member.Cluster
-		want    member.Decision
-		wantRow [3]string
-	}{
+	testCases := map[string]memberCase{
 		"soak 5m, group 0 succeeded a minute ago: the next group waits 4m more": {
 			cj: soak5m, cluster: group0(soak5m, 0),
 			want:    member.Decision{Start: member.NoGroup, RequeueAfter: 4 * time.Minute},
@@ -370,17 +363,8 @@ func TestGates(t *testing.T) {
 		},
 	}
 	for name, tc := range testCases {
-		t.Run(name, func(t *testing.T) {
-			in := member.Input{Spec: &tc.cj.Spec, Cluster: tc.cluster, Admitted: true, Now: wrappers.Now,
-				UnreachableTimeout: time.Hour * 10, MemberErrorTimeout: 10 * time.Minute, NodeStartTimeout: fleetv1.DefaultNodeStartTimeout}
-			d := member.Decide(in)
-			if diff := cmp.Diff(tc.want, d); diff != "" {
-				t.Errorf("member.Decide() mismatch (-want +got):\n%s", diff)
-			}
-			row := member.Status(in, d)
-			if got := [3]string{string(row.Phase), row.Reason, row.Message}; got != tc.wantRow {
-				t.Errorf("row = %q,\n want %q", got, tc.wantRow)
-			}
-		})
+		tc.admitted = true
+		testCases[name] = tc
 	}
+	runMemberCases(t, testCases)
 }
