@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +34,10 @@ import (
 	"github.com/fleetjob/fleetjob/pkg/naming"
 	"github.com/fleetjob/fleetjob/spoke"
 )
+
+// maxLogRead bounds reading a pod's logs without --follow: long enough
+// for the largest log a kubelet keeps, short of a hung connection.
+const maxLogRead = 5 * time.Minute
 
 type logsOptions struct {
 	*options
@@ -80,15 +85,17 @@ func (l *logsOptions) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	cj, err := l.getClusterJob(ctx, c, name)
-	if err != nil {
-		return err
-	}
 	hcs, err := l.hubClientset()
 	if err != nil {
 		return err
 	}
-	reg, err := hub.Get(ctx, hcs, l.registrationNamespace, l.cluster)
+	lookup, cancel := context.WithTimeout(ctx, memberReadTimeout)
+	defer cancel()
+	cj, err := l.getClusterJob(lookup, c, name)
+	if err != nil {
+		return err
+	}
+	reg, err := hub.Get(lookup, hcs, l.registrationNamespace, l.cluster)
 	if err != nil {
 		return err
 	}
@@ -115,7 +122,9 @@ func nodeLogs(ctx context.Context, cs kubernetes.Interface, ns string, cj *fleet
 		fleetv1.ClusterLabel:       naming.LabelValue(cluster),
 		fleetv1.NodeLabel:          naming.LabelValue(node),
 	})
-	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector.String()})
+	lookup, cancel := context.WithTimeout(ctx, memberReadTimeout)
+	defer cancel()
+	pods, err := cs.CoreV1().Pods(ns).List(lookup, metav1.ListOptions{LabelSelector: selector.String()})
 	if err != nil {
 		return fmt.Errorf("listing the pods of clusterjob %s/%s in cluster %s, namespace %s: %w", cj.Namespace, cj.Name, cluster, ns, err)
 	}
@@ -123,6 +132,13 @@ func nodeLogs(ctx context.Context, cs kubernetes.Interface, ns string, cj *fleet
 	if !ok {
 		return fmt.Errorf("no pod of clusterjob %s/%s on node %s in cluster %s (namespace %s): its group has not started there, or the pod is gone (see kubectl fleetjob status %s --nodes --cluster %s)",
 			cj.Namespace, cj.Name, node, cluster, ns, cj.Name, cluster)
+	}
+	// Following ends with the container or the user; a plain read of the
+	// logs so far is bounded.
+	if !opts.Follow {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, maxLogRead)
+		defer cancel()
 	}
 	stream, err := cs.CoreV1().Pods(ns).GetLogs(newest.Name, opts).Stream(ctx)
 	if err != nil {
