@@ -52,7 +52,8 @@ const (
 	ConditionSuspended = "Suspended"
 	// ConditionFailureBudgetExceeded is True from the moment a budget of
 	// spec.failurePolicy with onExceeded Suspend suspended the run until a
-	// person resumes it (then False, reason Resumed).
+	// person resumes it (then False, reason Resumed), and for good once a
+	// run-wide budget with onExceeded Stop stopped the run.
 	ConditionFailureBudgetExceeded = "FailureBudgetExceeded"
 	// ConditionClustersLeftOut is True when more clusters matched
 	// clusterSelector than a run can report on; its message names them.

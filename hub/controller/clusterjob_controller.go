@@ -165,15 +165,10 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 		BudgetSuspended:     meta.IsStatusConditionTrue(cj.Status.Conditions, fleetv1.ConditionFailureBudgetExceeded),
 	}
 	decision := fleet.Decide(in)
-	halted, err := r.admitAndHalt(ctx, runs, decision)
-	if err != nil {
+	if err := r.admitAndHalt(ctx, runs, decision); err != nil {
 		return ctrl.Result{}, err
 	}
 	var notes []note
-	if halted && decision.Halt.Reason == fleetv1.ReasonFailureBudgetExceeded {
-		budgetsExceeded.WithLabelValues(fleet.ScopeRun, string(fleetv1.OnExceededStop)).Inc()
-		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ReasonFailureBudgetExceeded, "stopping the run: " + decision.Halt.Message})
-	}
 	if decision.Suspend != "" {
 		if err := r.suspend(ctx, cj); err != nil {
 			return ctrl.Result{}, err
@@ -185,6 +180,11 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 	}
 	status := fleet.Status(in, decision, &cj.Status, cj.Generation)
 	prevPhase := cj.Status.Phase
+	// Counted on the condition's transition, which the optimistic lock on
+	// the status write makes happen once per run: a halt patch can be
+	// retried by several reconciles.
+	stopped := decision.Halt != nil && decision.Halt.Reason == fleetv1.ReasonFailureBudgetExceeded &&
+		!meta.IsStatusConditionTrue(cj.Status.Conditions, fleetv1.ConditionFailureBudgetExceeded)
 	if err := r.writeStatus(ctx, cj, status); err != nil {
 		if apierrors.IsConflict(err) {
 			// The cache is behind our own last write; status-only updates
@@ -194,6 +194,10 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		return ctrl.Result{}, err
+	}
+	if stopped {
+		budgetsExceeded.WithLabelValues(fleet.ScopeRun, string(fleetv1.OnExceededStop)).Inc()
+		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ReasonFailureBudgetExceeded, "stopping the run: " + decision.Halt.Message})
 	}
 	if cj.Status.Phase.IsFinished() {
 		r.finishes.forget(naming.LabelValue(string(cj.UID)))

@@ -169,9 +169,8 @@ func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob)
 
 // admitAndHalt writes the fleet's decision into the MemberRuns' specs, a
 // bounded number at a time: admissions, halts and accepted failures.
-// halted tells whether it halted one that was not. runs are the cache's:
-// each is copied first.
-func (r *Reconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun, d fleet.Decision) (halted bool, err error) {
+// runs are the cache's: each is copied first.
+func (r *Reconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun, d fleet.Decision) error {
 	var mu sync.Mutex
 	var errs []error
 	r.forEach(len(runs), func(i int) {
@@ -201,11 +200,9 @@ func (r *Reconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun,
 		defer mu.Unlock()
 		if err != nil {
 			errs = append(errs, fmt.Errorf("updating MemberRun %s: %w", mr.Name, err))
-			return
 		}
-		halted = halted || halt
 	})
-	return halted, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // finalizeClusterJob deletes the run's MemberRuns, whose finalizers clean

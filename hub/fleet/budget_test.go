@@ -159,6 +159,9 @@ func TestStatusFailureBudgets(t *testing.T) {
 		if got, want := condition(st, fleetv1.ConditionFailed), [2]string{"True", fleetv1.ReasonFailureBudgetExceeded}; st.Phase != fleetv1.PhaseFailed || got != want {
 			t.Errorf("phase %s, Failed condition %v; want Failed, %v", st.Phase, got, want)
 		}
+		if got, want := condition(st, fleetv1.ConditionFailureBudgetExceeded), [2]string{"True", fleetv1.ReasonFailureBudgetExceeded}; got != want {
+			t.Errorf("FailureBudgetExceeded condition %v, want %v", got, want)
+		}
 	})
 	t.Run("a cluster's Stop budget: the run's Failed reason names it", func(t *testing.T) {
 		cj := makeClusterJob().Policy(fleetv1.FailurePolicy{MaxFailedNodesPerCluster: num(0)}).Obj()
@@ -168,6 +171,9 @@ func TestStatusFailureBudgets(t *testing.T) {
 		st := Status(in, Decide(in), &fleetv1.ClusterJobStatus{}, 1)
 		if got, want := condition(st, fleetv1.ConditionFailed), [2]string{"True", fleetv1.ReasonFailureBudgetExceeded}; got != want {
 			t.Errorf("Failed condition %v, want %v", got, want)
+		}
+		if got := condition(st, fleetv1.ConditionFailureBudgetExceeded); got != ([2]string{}) {
+			t.Errorf("FailureBudgetExceeded condition %v, want none: the cluster's row tells", got)
 		}
 	})
 	t.Run("Suspend: the condition is True while suspended, False once resumed, and the resume is remembered", func(t *testing.T) {

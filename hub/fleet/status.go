@@ -64,14 +64,20 @@ func Status(in Input, d Decision, prev *fleetv1.ClusterJobStatus, generation int
 	return st
 }
 
-// setBudgetCondition keeps the FailureBudgetExceeded condition of a run
-// whose failurePolicy suspends: True while a budget is exceeded past the
-// failures accepted, False (Resumed) once a person resumed it.
+// setBudgetCondition keeps the FailureBudgetExceeded condition. A run
+// whose failurePolicy suspends has it True while a budget is exceeded past
+// the failures accepted and False (Resumed) once a person resumed it; a
+// run-wide Stop budget sets it True for good.
 func setBudgetCondition(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
+	cond := metav1.Condition{Type: fleetv1.ConditionFailureBudgetExceeded, ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(in.Now)}
 	if onExceeded(in.Spec) != fleetv1.OnExceededSuspend {
+		if d.Halt != nil && d.Halt.Reason == fleetv1.ReasonFailureBudgetExceeded {
+			cond.Status, cond.Reason = metav1.ConditionTrue, fleetv1.ReasonFailureBudgetExceeded
+			cond.Message = text.Truncate("stopping the run: "+d.Halt.Message, 1024)
+			meta.SetStatusCondition(&st.Conditions, cond)
+		}
 		return
 	}
-	cond := metav1.Condition{Type: fleetv1.ConditionFailureBudgetExceeded, ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(in.Now)}
 	switch cause, _ := suspendCause(in); {
 	case cause != "" && !st.Phase.IsFinished():
 		cond.Status, cond.Reason = metav1.ConditionTrue, fleetv1.ReasonFailureBudgetExceeded
