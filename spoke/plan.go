@@ -61,13 +61,26 @@ const (
 // stored first. A missing work namespace is created when the registered
 // identity may; otherwise the error is a *NamespaceMissingError.
 func EnsurePlan(ctx context.Context, c client.Client, live client.Reader, run Run, nodes []corev1.Node) (plan.Plan, error) {
-	cj := run.ClusterJob
+	return EnsurePlanFrom(ctx, c, live, run, func() (plan.Plan, error) {
+		cj := run.ClusterJob
+		p, err := plan.Compute(nodes, &cj.Spec, cj.UID, run.Cluster)
+		if err != nil {
+			return plan.Plan{}, &PermanentError{Reason: fleetv1.ReasonInvalidSpec, Err: fmt.Errorf("planning cluster %s: %w", run.Cluster, err)}
+		}
+		return p, nil
+	})
+}
+
+// EnsurePlanFrom is EnsurePlan with the plan computed by compute, which is
+// called only when no plan is stored yet: a retry's plan comes from its
+// parent's record rather than from the nodes.
+func EnsurePlanFrom(ctx context.Context, c client.Client, live client.Reader, run Run, compute func() (plan.Plan, error)) (plan.Plan, error) {
 	if p, found, err := ReadPlan(ctx, c, run); err != nil || found {
 		return p, err
 	}
-	p, err := plan.Compute(nodes, &cj.Spec, cj.UID, run.Cluster)
+	p, err := compute()
 	if err != nil {
-		return plan.Plan{}, &PermanentError{Reason: fleetv1.ReasonInvalidSpec, Err: fmt.Errorf("planning cluster %s: %w", run.Cluster, err)}
+		return plan.Plan{}, err
 	}
 	cm, parts, err := planConfigMaps(run, p)
 	if err != nil {

@@ -112,6 +112,11 @@ type ClusterJobStatus struct {
 	// +optional
 	Summary Summary `json:"summary,omitzero"`
 
+	// retryOf is the run this one retries, by name and UID, once it
+	// started: a ClusterJob created again under that name is another run.
+	// +optional
+	RetryOf *RetrySource `json:"retryOf,omitempty"`
+
 	// acceptedFailures are the failures across the run a person accepted by
 	// resuming a run that a run-wide budget (maxFailedNodes,
 	// maxFailedClusters) suspended. They never decrease.
@@ -369,6 +374,18 @@ type NodeFailure struct {
 	ExitCode *int32 `json:"exitCode,omitempty"`
 }
 
+// RetrySource is the run a retry runs again.
+type RetrySource struct {
+	// name is the parent ClusterJob's name.
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+	// uid is the parent ClusterJob's UID.
+	// +kubebuilder:validation:MaxLength=128
+	// +required
+	UID string `json:"uid"`
+}
+
 // ClusterJob runs one Job per node, group after group, in every selected
 // member cluster of the fleet, and reports the results per cluster.
 // +kubebuilder:object:root=true
@@ -378,7 +395,9 @@ type NodeFailure struct {
 // +kubebuilder:printcolumn:name="Clusters",type=string,JSONPath=`.status.summary.clusterProgress`,description="finished/total clusters"
 // +kubebuilder:printcolumn:name="Nodes",type=string,JSONPath=`.status.summary.nodeProgress`,description="succeeded/total nodes"
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.summary.nodes.failed`
+// +kubebuilder:printcolumn:name="Retry-Of",type=string,JSONPath=`.spec.retryOf.name`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.retryOf) || self.spec.retryOf.name != self.metadata.name",message="spec.retryOf.name must name another ClusterJob: a run cannot retry itself"
 type ClusterJob struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the standard object metadata.

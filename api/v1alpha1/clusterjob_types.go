@@ -180,6 +180,9 @@ const DefaultNodeStartTimeout = 10 * time.Minute
 // +kubebuilder:validation:XValidation:rule="has(self.clusterRollout) == has(oldSelf.clusterRollout) && (!has(self.clusterRollout) || self.clusterRollout == oldSelf.clusterRollout)",message="clusterRollout is immutable",fieldPath=".clusterRollout"
 // +kubebuilder:validation:XValidation:rule="self.jobTemplate == oldSelf.jobTemplate",message="jobTemplate is immutable",fieldPath=".jobTemplate"
 // +kubebuilder:validation:XValidation:rule="has(self.nodeStartTimeout) == has(oldSelf.nodeStartTimeout) && (!has(self.nodeStartTimeout) || duration(self.nodeStartTimeout) == duration(oldSelf.nodeStartTimeout))",message="nodeStartTimeout is immutable",fieldPath=".nodeStartTimeout"
+// +kubebuilder:validation:XValidation:rule="has(self.retryOf) == has(oldSelf.retryOf) && (!has(self.retryOf) || self.retryOf == oldSelf.retryOf)",message="retryOf is immutable",fieldPath=".retryOf"
+// +kubebuilder:validation:XValidation:rule="has(self.retry) == has(oldSelf.retry) && (!has(self.retry) || self.retry == oldSelf.retry)",message="retry is immutable",fieldPath=".retry"
+// +kubebuilder:validation:XValidation:rule="!has(self.retry) || has(self.retryOf)",message="retry needs retryOf: it says which nodes of that run to run again",fieldPath=".retry"
 type ClusterJobSpec struct {
 	// clusterSelector selects the registered member clusters that take part,
 	// by the labels of their registration Secret. `{}` selects every
@@ -242,6 +245,24 @@ type ClusterJobSpec struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="nodeStartTimeout must be at least 1s"
 	// +optional
 	NodeStartTimeout *metav1.Duration `json:"nodeStartTimeout,omitempty"`
+
+	// retryOf makes this run a retry of an ended ClusterJob in the same
+	// namespace: it runs that run's frozen plan again in each of its
+	// clusters, limited to the nodes retry.include names (by default the
+	// nodes that failed), group by group in the parent's order. Its plan is
+	// derived from the parent's plan and results record, never from the
+	// nodes there are now; clusterSelector, nodeSelector and strategy are
+	// not used to plan a cluster the parent planned. jobTemplate must equal
+	// the parent's. A parent still running, missing, or with another
+	// jobTemplate fails the run at once with reason RetryRefused.
+	// `kubectl fleetjob retry NAME` writes it.
+	// +optional
+	RetryOf *RetryOf `json:"retryOf,omitempty"`
+
+	// retry says which nodes of the retryOf run to run again, and in which
+	// of its clusters. Default: the failed nodes, in every cluster.
+	// +optional
+	Retry *Retry `json:"retry,omitempty"`
 
 	// suspend, while true, starts no new group anywhere; Jobs already running
 	// finish. Setting it back to false resumes the run. It is the only field
@@ -336,4 +357,71 @@ type ClusterRollout struct {
 	// +kubebuilder:validation:Maximum=10000
 	// +required
 	MaxConcurrentClusters int32 `json:"maxConcurrentClusters"`
+}
+
+// RetryOf names the run a retry runs again.
+type RetryOf struct {
+	// name is the ClusterJob, in this namespace, to retry. It must have
+	// ended (Completed or Failed), and it must stay until this run planned
+	// every cluster: its record in each member is what this run reads.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	Name string `json:"name"`
+}
+
+// RetryInclude is a kind of node of the parent run that a retry runs again.
+// +kubebuilder:validation:Enum=Failed;Skipped;Unreachable;NotRun
+type RetryInclude string
+
+const (
+	// RetryFailed: nodes whose Job failed, timed out, was deleted or whose
+	// group ran past its deadline.
+	RetryFailed RetryInclude = "Failed"
+	// RetrySkipped: nodes left out when the parent planned the cluster or
+	// started their group (cordoned, NotReady, an untolerated taint). Nodes
+	// left out by the Job template's own node affinity or a missing
+	// perNodeGroup label are not: they were never meant to run.
+	RetrySkipped RetryInclude = "Skipped"
+	// RetryUnreachable: the nodes of a cluster the parent could not reach
+	// (it ended UnreachableTimeout, or was never connected) that never got
+	// a Job; a cluster the parent never planned is planned now, from this
+	// run's spec.
+	RetryUnreachable RetryInclude = "Unreachable"
+	// RetryNotRun: the nodes of a reachable cluster that never got a Job
+	// because the parent stopped first (failureStrategy exit, a failure
+	// budget, its plan lost).
+	RetryNotRun RetryInclude = "NotRun"
+)
+
+// Retry says what a retry runs again.
+type Retry struct {
+	// include are the kinds of node of the parent run to run again.
+	// +kubebuilder:default={Failed}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=4
+	// +listType=set
+	// +optional
+	Include []RetryInclude `json:"include,omitempty"`
+
+	// clusters narrows the retry to these clusters of the parent run; every
+	// one must have run in it. When absent, every cluster of the parent
+	// run takes part.
+	// +kubebuilder:validation:MaxItems=2000
+	// +kubebuilder:validation:items:MaxLength=253
+	// +listType=set
+	// +optional
+	Clusters []string `json:"clusters,omitempty"`
+}
+
+// RetryIncludes returns what spec retries, its default when unset, or nil
+// for a run that is no retry.
+func (s *ClusterJobSpec) RetryIncludes() []RetryInclude {
+	switch {
+	case s.RetryOf == nil:
+		return nil
+	case s.Retry == nil || len(s.Retry.Include) == 0:
+		return []RetryInclude{RetryFailed}
+	}
+	return s.Retry.Include
 }

@@ -34,6 +34,7 @@ const MaxMemberRunFailedNodes = 500
 // +kubebuilder:validation:XValidation:rule="self.cluster == oldSelf.cluster",message="cluster is immutable",fieldPath=".cluster"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.admitted) || !oldSelf.admitted || (has(self.admitted) && self.admitted)",message="admitted cannot be taken back: the cluster may have started",fieldPath=".admitted"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.halt) || (has(self.halt) && self.halt == oldSelf.halt)",message="halt cannot be changed or lifted once set",fieldPath=".halt"
+// +kubebuilder:validation:XValidation:rule="has(self.retryOf) == has(oldSelf.retryOf) && (!has(self.retryOf) || self.retryOf == oldSelf.retryOf)",message="retryOf is immutable",fieldPath=".retryOf"
 // +kubebuilder:validation:XValidation:rule="(has(self.acceptedFailures) ? self.acceptedFailures : 0) >= (has(oldSelf.acceptedFailures) ? oldSelf.acceptedFailures : 0)",message="acceptedFailures cannot decrease: failures once accepted stay accepted",fieldPath=".acceptedFailures"
 type MemberRunSpec struct {
 	// clusterJob is the name of the ClusterJob, in this namespace, whose run
@@ -68,6 +69,11 @@ type MemberRunSpec struct {
 	// +optional
 	Halt *Halt `json:"halt,omitempty"`
 
+	// retryOf, on a retry's MemberRun, is the parent run's in this cluster:
+	// its plan and record are what this cluster runs again.
+	// +optional
+	RetryOf *MemberRetry `json:"retryOf,omitempty"`
+
 	// acceptedFailures is how many failed nodes of this cluster a person
 	// accepted by resuming a run that a per-group or per-cluster budget
 	// (failurePolicy onExceeded Suspend) suspended: those budgets hold the
@@ -75,6 +81,24 @@ type MemberRunSpec struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	AcceptedFailures int32 `json:"acceptedFailures,omitempty"`
+}
+
+// MemberRetry is the parent run a retry's cluster runs again.
+type MemberRetry struct {
+	// clusterJob is the parent ClusterJob's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	ClusterJob string `json:"clusterJob"`
+	// clusterJobUID is the parent ClusterJob's UID.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	// +required
+	ClusterJobUID string `json:"clusterJobUID"`
+	// unreachable tells that the parent run could not reach this cluster:
+	// its nodes that never got a Job are Unreachable, not NotRun.
+	// +optional
+	Unreachable bool `json:"unreachable,omitempty"`
 }
 
 // Halt tells why the fleet stopped a cluster's run.

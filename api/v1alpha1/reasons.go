@@ -45,6 +45,13 @@ const (
 	// ReasonResumed: a person resumed a run that a failure budget
 	// suspended, accepting the failures so far.
 	ReasonResumed = "Resumed"
+	// ReasonRetryRefused: spec.retryOf names a ClusterJob that cannot be
+	// retried (missing, still running, another jobTemplate, a cluster it
+	// did not run); the message says which.
+	ReasonRetryRefused = "RetryRefused"
+	// ReasonRetryParentGone: the parent of a retry was deleted before this
+	// cluster planned, and its record there with it.
+	ReasonRetryParentGone = "RetryParentGone"
 	// ReasonSoaking: a gate's soak holds the next group or cluster back.
 	ReasonSoaking = "Soaking"
 	// ReasonNodeFailed: a node of the cluster failed.
@@ -98,6 +105,8 @@ const (
 	// ClusterReasonDuplicateCluster: the registration points at a cluster
 	// that another registration runs already.
 	ClusterReasonDuplicateCluster = "DuplicateCluster"
+	// ReasonNotRegistered: no registration Secret names the cluster.
+	ReasonNotRegistered = "NotRegistered"
 	// ClusterReasonUnreachable: the member's API server does not answer.
 	ClusterReasonUnreachable = "Unreachable"
 )

@@ -75,7 +75,14 @@ func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	if err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
-	p, err := spoke.EnsurePlan(ctx, cl.GetClient(), cl.GetAPIReader(), run, nodes)
+	var p plan.Plan
+	if c.RetryOf != nil {
+		p, err = spoke.EnsurePlanFrom(ctx, cl.GetClient(), cl.GetAPIReader(), run, func() (plan.Plan, error) {
+			return r.retryPlan(ctx, cj, c.RetryOf, cl, run, nodes)
+		})
+	} else {
+		p, err = spoke.EnsurePlan(ctx, cl.GetClient(), cl.GetAPIReader(), run, nodes)
+	}
 	if err != nil {
 		return fmt.Errorf("storing the plan: %w", err)
 	}

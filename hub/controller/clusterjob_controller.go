@@ -153,12 +153,20 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 		return ctrl.Result{}, err
 	}
 	var leftOut []string
-	if len(runs) == 0 && !selected(cj) {
+	var refused string
+	switch {
+	case len(runs) > 0 || selected(cj):
+	case cj.Spec.RetryOf != nil:
+		if runs, refused, err = r.startRetry(ctx, cj); err != nil {
+			return ctrl.Result{}, err
+		}
+	default:
 		if runs, leftOut, err = r.startRun(ctx, cj); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	in := fleet.Input{
+		Refused: refused, RetryOf: retrySource(cj, runs),
 		Spec: &cj.Spec, Runs: fleetRuns(runs), LeftOut: leftOut, Now: r.Clock.Now(), Created: cj.CreationTimestamp.Time,
 		EmptySelectionGrace: r.Options.EmptySelectionGrace,
 		Accepted:            ptr.Deref(cj.Status.AcceptedFailures, fleetv1.AcceptedFailures{}),
@@ -207,6 +215,14 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 	}
 	r.emit(cj, notes, prevPhase)
 	return ctrl.Result{RequeueAfter: decision.RequeueAfter}, nil
+}
+
+// retrySource is the parent of a retry, as its MemberRuns name it.
+func retrySource(cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) *fleetv1.RetrySource {
+	if cj.Spec.RetryOf == nil || len(runs) == 0 || runs[0].Spec.RetryOf == nil {
+		return nil
+	}
+	return &fleetv1.RetrySource{Name: runs[0].Spec.RetryOf.ClusterJob, UID: runs[0].Spec.RetryOf.ClusterJobUID}
 }
 
 // selected tells whether the run's clusters were selected: they are then

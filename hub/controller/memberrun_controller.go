@@ -59,7 +59,9 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	if mr.Status.Phase.IsFinished() || cj.Status.Phase.IsFinished() || !cj.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // a finished run is a record; a deleted one is cleaned up
 	}
-	in := r.memberInput(cj, mr, r.observeCluster(ctx, cj, mr.Spec.Cluster, previousRow(mr)))
+	c := r.observeCluster(ctx, cj, mr.Spec.Cluster, previousRow(mr))
+	c.RetryOf = mr.Spec.RetryOf
+	in := r.memberInput(cj, mr, c)
 	if in.Cluster.State.Planned {
 		r.pace.planned(req.NamespacedName, in.Cluster.State.Plan.NodeCount())
 	}

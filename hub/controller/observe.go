@@ -90,7 +90,7 @@ func (r *Reconciler) unknownMember(ctx context.Context, name string) string {
 	if err == nil && secret.DeletionTimestamp.IsZero() && secret.Labels[fleetv1.RegistrationLabel] == "true" {
 		return fleetv1.ClusterReasonConnecting
 	}
-	return "NotRegistered"
+	return fleetv1.ReasonNotRegistered
 }
 
 // member returns the engaged cluster and the run in it.

@@ -106,6 +106,15 @@ func (r *Reconciler) startRun(ctx context.Context, cj *fleetv1.ClusterJob) ([]fl
 	for i, name := range names {
 		runs[i] = r.newMemberRun(cj, name)
 	}
+	if err := r.createRuns(ctx, cj, runs); err != nil {
+		return nil, nil, err
+	}
+	return runs, leftOut, nil
+}
+
+// createRuns creates the run's MemberRuns, the first ones admitted as
+// hub/fleet decides.
+func (r *Reconciler) createRuns(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) error {
 	admit := fleet.Decide(fleet.Input{Spec: &cj.Spec, Runs: fleetRuns(runs), Now: r.Clock.Now(), Created: cj.CreationTimestamp.Time}).Admit
 	errs := make([]error, len(runs))
 	r.forEach(len(runs), func(i int) {
@@ -116,10 +125,10 @@ func (r *Reconciler) startRun(ctx context.Context, cj *fleetv1.ClusterJob) ([]fl
 		}
 	})
 	if err := errors.Join(errs...); err != nil {
-		return nil, nil, err
+		return err
 	}
 	log.FromContext(ctx).Info("Started run", "clusters", len(runs), "admitted", len(admit))
-	return runs, leftOut, nil
+	return nil
 }
 
 // newMemberRun is the MemberRun of cj in cluster, owned by cj and held by

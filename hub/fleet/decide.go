@@ -63,6 +63,11 @@ type Input struct {
 	// Accepted are the run-wide failures accepted so far (the ClusterJob's
 	// status.acceptedFailures).
 	Accepted fleetv1.AcceptedFailures
+	// Refused, when set, is why the run cannot start: a retry of a run that
+	// cannot be retried (RetryTargets). It fails at once.
+	Refused string
+	// RetryOf is the run a retry runs again, once its clusters are chosen.
+	RetryOf *fleetv1.RetrySource
 	// BudgetSuspended tells that a failure budget suspended the run and no
 	// one resumed it yet, as the last status says (its
 	// FailureBudgetExceeded condition is True).
@@ -103,6 +108,9 @@ type Acceptance struct {
 // Decide returns the actions for this reconcile.
 func Decide(in Input) Decision {
 	d := Decision{}
+	if in.Refused != "" {
+		return d
+	}
 	if len(in.Runs) == 0 {
 		d.RequeueAfter = max(0, in.Created.Add(in.EmptySelectionGrace).Sub(in.Now))
 	}

@@ -55,6 +55,10 @@ func Status(in Input, d Decision, prev *fleetv1.ClusterJobStatus, generation int
 	}
 	st.NotableClusters = notable(in.Runs)
 	st.AcceptedFailures = prev.AcceptedFailures
+	st.RetryOf = prev.RetryOf
+	if st.RetryOf == nil {
+		st.RetryOf = in.RetryOf
+	}
 	if d.Accept != nil {
 		st.AcceptedFailures = &d.Accept.Fleet
 		in = accepted(in, d.Accept)
@@ -150,6 +154,9 @@ func summarize(runs []Run) fleetv1.Summary {
 // phase is the run's phase: done when every cluster is done (or stopped
 // before it started), Running once any started.
 func phase(in Input) fleetv1.Phase {
+	if in.Refused != "" {
+		return fleetv1.PhaseFailed
+	}
 	if len(in.Runs) == 0 {
 		// Registrations applied with the ClusterJob may not be seen yet;
 		// after the grace, a run with nothing to run did not do its job.
@@ -197,7 +204,10 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 	}
 	sum := st.Summary
 	progress := fmt.Sprintf("%s clusters finished, %s nodes succeeded, %d failed", sum.ClusterProgress, sum.NodeProgress, sum.Nodes.Failed)
-	if len(in.Runs) == 0 {
+	switch {
+	case in.Refused != "":
+		progress = in.Refused
+	case len(in.Runs) == 0:
 		progress = fmt.Sprintf("no registered cluster matched spec.clusterSelector within %s of creation", in.EmptySelectionGrace)
 		if st.Phase == fleetv1.PhasePending {
 			progress = "waiting for a registered cluster to match spec.clusterSelector"
@@ -244,6 +254,8 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 // an exit stop, or else the reason of the first cluster that failed.
 func failedReason(st *fleetv1.ClusterJobStatus, in Input, d Decision) string {
 	switch {
+	case in.Refused != "":
+		return fleetv1.ReasonRetryRefused
 	case len(in.Runs) == 0:
 		return fleetv1.ReasonNoClusters
 	case d.Halt != nil && d.Halt.Reason == fleetv1.ReasonFailureBudgetExceeded:

@@ -65,6 +65,9 @@ type Cluster struct {
 	// run's Jobs still there.
 	PlanLost bool
 	LeftJobs int
+	// RetryOf, for a retry, is the parent run this cluster runs again (the
+	// MemberRun's spec.retryOf): its plan is derived from the parent's.
+	RetryOf *fleetv1.MemberRetry
 }
 
 // Input is everything Decide and Status look at.

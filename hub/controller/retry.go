@@ -1,0 +1,138 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/fleet"
+	"github.com/fleetjob/fleetjob/pkg/plan"
+	"github.com/fleetjob/fleetjob/spoke"
+)
+
+// startRetry starts a retry: its clusters are its parent's, each MemberRun
+// naming the parent's run there. refused says why the parent cannot be
+// retried; nothing is created then.
+func (r *Reconciler) startRetry(ctx context.Context, cj *fleetv1.ClusterJob) (runs []fleetv1.MemberRun, refused string, err error) {
+	parent, err := r.parentOf(ctx, cj)
+	if err != nil {
+		return nil, "", err
+	}
+	var parentRuns []fleetv1.MemberRun
+	if parent != nil && parent.Status.Phase.IsFinished() {
+		if parentRuns, err = r.memberRuns(ctx, parent); err != nil {
+			return nil, "", err
+		}
+	}
+	targets, refused := fleet.RetryTargets(&cj.Spec, cj.Namespace, parent, fleetRuns(parentRuns))
+	if refused != "" {
+		return nil, refused, nil
+	}
+	runs = make([]fleetv1.MemberRun, len(targets))
+	for i, t := range targets {
+		runs[i] = r.newMemberRun(cj, t.Cluster)
+		runs[i].Spec.RetryOf = &fleetv1.MemberRetry{ClusterJob: parent.Name, ClusterJobUID: string(parent.UID), Unreachable: t.Unreachable}
+	}
+	return runs, "", r.createRuns(ctx, cj, runs)
+}
+
+// parentOf is the ClusterJob a retry names, nil when there is none. A
+// parent the cache shows missing or still running is read again from the
+// hub's API server: a retry made the moment its parent ended must not be
+// refused for a cache that is behind.
+func (r *Reconciler) parentOf(ctx context.Context, cj *fleetv1.ClusterJob) (*fleetv1.ClusterJob, error) {
+	key := types.NamespacedName{Namespace: cj.Namespace, Name: cj.Spec.RetryOf.Name}
+	parent := &fleetv1.ClusterJob{}
+	err := r.Hub.Get(ctx, key, parent)
+	if err == nil && parent.Status.Phase.IsFinished() {
+		return parent, nil
+	}
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading the parent ClusterJob %s: %w", key, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, hubWriteTimeout)
+	defer cancel()
+	switch err := r.HubReader.Get(ctx, key, parent); {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading the parent ClusterJob %s: %w", key, err)
+	}
+	return parent, nil
+}
+
+// retryPlan is a retry's plan in one cluster, derived from its parent's
+// plan and record there, read from the member's API server. The parent is
+// checked before and after the read, from the hub's API server: a parent
+// deleted meanwhile may have lost its record to its cleanup, and a plan
+// read from part of it would leave out nodes the user asked for.
+func (r *Reconciler) retryPlan(ctx context.Context, cj *fleetv1.ClusterJob, retry *fleetv1.MemberRetry, cl cluster.Cluster, run spoke.Run, nodes []corev1.Node) (plan.Plan, error) {
+	parent, err := r.liveParent(ctx, cj.Namespace, retry)
+	if err != nil {
+		return plan.Plan{}, err
+	}
+	parentRun := run
+	parentRun.ClusterJob = parent
+	st, found, err := spoke.ObserveParent(ctx, cl.GetAPIReader(), parentRun)
+	if err != nil {
+		return plan.Plan{}, fmt.Errorf("reading the run of ClusterJob %s in the member: %w", parent.Name, err)
+	}
+	if _, err := r.liveParent(ctx, cj.Namespace, retry); err != nil {
+		return plan.Plan{}, err
+	}
+	include := cj.Spec.RetryIncludes()
+	switch {
+	case found:
+		return spoke.RetryPlan(st, include, retry.Unreachable), nil
+	case retry.Unreachable && slices.Contains(include, fleetv1.RetryUnreachable):
+		// The parent never reached the cluster: it plans now, as the
+		// parent would have, with its seed.
+		p, err := plan.Compute(nodes, &cj.Spec, parent.UID, run.Cluster)
+		if err != nil {
+			return plan.Plan{}, &spoke.PermanentError{Reason: fleetv1.ReasonInvalidSpec, Err: fmt.Errorf("planning cluster %s: %w", run.Cluster, err)}
+		}
+		return p, nil
+	}
+	return plan.Plan{}, nil // the parent never planned here: nothing ran, nothing failed
+}
+
+// liveParent reads a retry's parent from the hub's API server: a
+// PermanentError when it is gone, being deleted, or another run now has
+// its name.
+func (r *Reconciler) liveParent(ctx context.Context, namespace string, retry *fleetv1.MemberRetry) (*fleetv1.ClusterJob, error) {
+	ctx, cancel := context.WithTimeout(ctx, hubWriteTimeout)
+	defer cancel()
+	parent := &fleetv1.ClusterJob{}
+	err := r.HubReader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: retry.ClusterJob}, parent)
+	switch {
+	case err != nil && !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("reading the parent ClusterJob %s: %w", retry.ClusterJob, err)
+	case err != nil || string(parent.UID) != retry.ClusterJobUID || !parent.DeletionTimestamp.IsZero():
+		return nil, &spoke.PermanentError{Reason: fleetv1.ReasonRetryParentGone, Err: fmt.Errorf(
+			"ClusterJob %s, which this run retries, was deleted before this cluster started, and its record here with it: nothing is retried in this cluster", retry.ClusterJob)}
+	}
+	return parent, nil
+}
