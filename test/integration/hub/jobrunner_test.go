@@ -67,6 +67,15 @@ func (r *jobRunner) failOn(nodes ...string) {
 	}
 }
 
+// heal makes Jobs on these nodes succeed again from now on.
+func (r *jobRunner) heal(nodes ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range nodes {
+		delete(r.failNodes, n)
+	}
+}
+
 // stallOn makes Jobs on these nodes never get a pod.
 func (r *jobRunner) stallOn(nodes ...string) {
 	r.mu.Lock()

@@ -24,7 +24,7 @@ import (
 )
 
 var _ = Describe("The ClusterJob CRD", func() {
-	It("prints Phase, Clusters, Nodes, Failed and Age", func() {
+	It("prints Phase, Clusters, Nodes, Failed and Age, and Retry-Of with -o wide", func() {
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		Expect(k8sClient.Get(ctx, types.NamespacedName{Name: "clusterjobs.fleetjob.io"}, crd)).To(Succeed())
 		Expect(crd.Spec.Versions).To(HaveLen(1))
@@ -32,7 +32,7 @@ var _ = Describe("The ClusterJob CRD", func() {
 		for _, c := range crd.Spec.Versions[0].AdditionalPrinterColumns {
 			names = append(names, c.Name)
 		}
-		Expect(names).To(Equal([]string{"Phase", "Clusters", "Nodes", "Failed", "Age"}))
+		Expect(names).To(Equal([]string{"Phase", "Clusters", "Nodes", "Failed", "Retry-Of", "Age"}))
 		Expect(crd.Spec.Versions[0].Subresources.Status).NotTo(BeNil())
 	})
 })

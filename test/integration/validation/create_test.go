@@ -238,6 +238,16 @@ var _ = Describe("Creating a ClusterJob", func() {
 		Entry("betweenClusters without clusterRollout",
 			makeClusterJob().Gates(fleetv1.Gates{BetweenClusters: &fleetv1.BetweenClustersGate{Soak: metav1.Duration{Duration: time.Minute}}}).Obj(),
 			"spec.gates.betweenClusters", "gates.betweenClusters needs clusterRollout.maxConcurrentClusters"),
+		// Retry.
+		Entry("retry without retryOf",
+			makeClusterJob().Retry(fleetv1.Retry{Include: []fleetv1.RetryInclude{fleetv1.RetrySkipped}}).Obj(),
+			"spec.retry", "retry needs retryOf"),
+		Entry("an unknown retry.include",
+			makeClusterJob().RetryOf("parent", "Succeeded").Obj(),
+			"spec.retry.include[0]", `Unsupported value: "Succeeded"`),
+		Entry("a retryOf without a name",
+			makeClusterJob().RetryOf("").Obj(),
+			"spec.retryOf.name", "should be at least 1 chars long"),
 		Entry("failurePolicy with failureStrategy exit",
 			makeClusterJob().FailureStrategy(fleetv1.FailureStrategyExit).FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodes: intOrString(1)}).Obj(),
 			"spec.failurePolicy", "failurePolicy and failureStrategy exit exclude each other"),
@@ -321,6 +331,20 @@ var _ = Describe("Creating a ClusterJob", func() {
 			BetweenClusters: &fleetv1.BetweenClustersGate{Soak: metav1.Duration{Duration: 10 * time.Minute}},
 		}).Obj()
 		Expect(createGenerated(cj)).To(Succeed())
+	})
+
+	It("refuses a ClusterJob that retries itself", func() {
+		cj := makeClusterJob().RetryOf("self").Obj()
+		cj.Name = "self"
+		expectInvalid(k8sClient.Create(ctx, cj), "spec.retryOf.name must name another ClusterJob: a run cannot retry itself")
+	})
+
+	It("defaults retry.include to Failed and accepts every kind", func() {
+		cj := makeClusterJob().RetryOf("parent").Retry(fleetv1.Retry{Clusters: []string{"member-a"}}).Obj()
+		Expect(createGenerated(cj)).To(Succeed())
+		Expect(cj.Spec.Retry.Include).To(Equal([]fleetv1.RetryInclude{fleetv1.RetryFailed}))
+		all := makeClusterJob().RetryOf("parent", fleetv1.RetryFailed, fleetv1.RetrySkipped, fleetv1.RetryUnreachable, fleetv1.RetryNotRun).Obj()
+		Expect(createGenerated(all)).To(Succeed())
 	})
 
 	It("defaults failurePolicy.onExceeded to Stop", func() {

@@ -81,6 +81,9 @@ var _ = Describe("A MemberRun", func() {
 		Entry("halt changed", func(mr *fleetv1.MemberRun) { mr.Spec.Halt.Message = "another" }, "spec.halt", "halt cannot be changed or lifted"),
 		Entry("acceptedFailures decreased", func(mr *fleetv1.MemberRun) { mr.Spec.AcceptedFailures = 2 }, "spec.acceptedFailures", "acceptedFailures cannot decrease"),
 		Entry("acceptedFailures removed", func(mr *fleetv1.MemberRun) { mr.Spec.AcceptedFailures = 0 }, "spec.acceptedFailures", "acceptedFailures cannot decrease"),
+		Entry("retryOf added", func(mr *fleetv1.MemberRun) {
+			mr.Spec.RetryOf = &fleetv1.MemberRetry{ClusterJob: "parent", ClusterJobUID: "uid-p"}
+		}, "spec.retryOf", "retryOf is immutable"),
 	)
 
 	It("may be admitted and halted later", func() {

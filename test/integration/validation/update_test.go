@@ -90,6 +90,18 @@ var _ = Describe("Updating a ClusterJob", func() {
 			makeClusterJob().FailurePolicy(fleetv1.FailurePolicy{MaxFailedNodes: percent("5%")}), func(cj *fleetv1.ClusterJob) {
 				cj.Spec.FailurePolicy = nil
 			}, "spec.failurePolicy", "failurePolicy is immutable"),
+		Entry("retryOf added",
+			makeClusterJob(), func(cj *fleetv1.ClusterJob) {
+				cj.Spec.RetryOf = &fleetv1.RetryOf{Name: "parent"}
+			}, "spec.retryOf", "retryOf is immutable"),
+		Entry("retryOf changed",
+			makeClusterJob().RetryOf("parent"), func(cj *fleetv1.ClusterJob) {
+				cj.Spec.RetryOf.Name = "other"
+			}, "spec.retryOf", "retryOf is immutable"),
+		Entry("retry.include changed",
+			makeClusterJob().RetryOf("parent", fleetv1.RetryFailed), func(cj *fleetv1.ClusterJob) {
+				cj.Spec.Retry.Include = append(cj.Spec.Retry.Include, fleetv1.RetrySkipped)
+			}, "spec.retry", "retry is immutable"),
 		Entry("gates added",
 			makeClusterJob(), func(cj *fleetv1.ClusterJob) {
 				cj.Spec.Gates = &fleetv1.Gates{Soak: &metav1.Duration{Duration: time.Minute}}

@@ -148,6 +148,22 @@ func (w *ClusterJobWrapper) Gates(g fleetv1.Gates) *ClusterJobWrapper {
 	return w
 }
 
+// RetryOf makes the run a retry of parent, of the nodes include names
+// (none: the default, Failed).
+func (w *ClusterJobWrapper) RetryOf(parent string, include ...fleetv1.RetryInclude) *ClusterJobWrapper {
+	w.Spec.RetryOf = &fleetv1.RetryOf{Name: parent}
+	if len(include) > 0 {
+		w.Spec.Retry = &fleetv1.Retry{Include: include}
+	}
+	return w
+}
+
+// Retry sets spec.retry.
+func (w *ClusterJobWrapper) Retry(r fleetv1.Retry) *ClusterJobWrapper {
+	w.Spec.Retry = &r
+	return w
+}
+
 // MaxConcurrentClusters sets spec.clusterRollout.maxConcurrentClusters.
 func (w *ClusterJobWrapper) MaxConcurrentClusters(n int32) *ClusterJobWrapper {
 	w.Spec.ClusterRollout = &fleetv1.ClusterRollout{MaxConcurrentClusters: n}
