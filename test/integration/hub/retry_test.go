@@ -124,7 +124,9 @@ var _ = Describe("Retry", func() {
 		Eventually(func() map[string]int { return jobNodes(members["member-a"], child) }).WithTimeout(30 * time.Second).
 			Should(Equal(map[string]int{"a-node-2": 1}))
 		Expect(hubC.Delete(ctx, parent)).To(Succeed())
-		Eventually(func() bool { return apierrors.IsNotFound(hubC.Get(ctx, client.ObjectKeyFromObject(parent), &fleetv1.ClusterJob{})) }).
+		Eventually(func() bool {
+			return apierrors.IsNotFound(hubC.Get(ctx, client.ObjectKeyFromObject(parent), &fleetv1.ClusterJob{}))
+		}).
 			WithTimeout(30 * time.Second).Should(BeTrue())
 		members["member-a"].runner.hold(false)
 
