@@ -224,9 +224,10 @@ func ensureNamespace(c client.Client, name string) {
 	}
 }
 
-// fleetjob runs kubectl fleetjob against the hub and expects it to
-// succeed. Its output goes to the GinkgoWriter, and into the failure.
-func (f *fleet) fleetjob(args ...string) {
+// fleetjob runs kubectl fleetjob against the hub, expects it to succeed
+// and returns its output, which also goes to the GinkgoWriter, and into
+// the failure.
+func (f *fleet) fleetjob(args ...string) string {
 	GinkgoHelper()
 	run, cancel := context.WithTimeout(ctx, pluginTimeout)
 	defer cancel()
@@ -241,6 +242,7 @@ func (f *fleet) fleetjob(args ...string) {
 		err = fmt.Errorf("%w (timeout %s)", err, pluginTimeout)
 	}
 	Expect(err).NotTo(HaveOccurred(), "%s:\n%s", line, out)
+	return string(out)
 }
 
 // register registers m with kubectl fleetjob, as a user would: least-

@@ -68,19 +68,20 @@ spec:
       phase: Failed
 `
 
-// failPodsOn makes every pod on node of m fail until the spec ends. On
-// kwok it installs a Stage; on kind the pods are real and fail by
-// themselves where the ClusterJob says FailOn(node).
-func failPodsOn(m *member, node string) {
+// failPodsOn makes every pod on node of m fail until the spec ends, or
+// until heal is called. On kwok it installs a Stage; on kind the pods are
+// real and fail by themselves where the ClusterJob says FailOn(node), and
+// heal does nothing.
+func failPodsOn(m *member, node string) (heal func()) {
 	GinkgoHelper()
 	if f.provider != providerKwok {
-		return
+		return func() {}
 	}
 	name := "e2e-fail-" + node
 	stage := strings.NewReplacer("NAME", name, "NODE", node).Replace(failingStage)
 	_, err := f.run(m.name, stage, "create", "-f", "-")
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		f.kubectlOK(m.name, "delete", "stage", name, "--ignore-not-found")
-	})
+	heal = func() { f.kubectlOK(m.name, "delete", "stage", name, "--ignore-not-found") }
+	DeferCleanup(heal)
+	return heal
 }

@@ -60,6 +60,42 @@ var _ = Describe("Run control", func() {
 		Expect(r2.Groups.Completed).To(Equal(r2.Groups.Total))
 	})
 
+	It("kubectl fleetjob retry of a keepgoing run with 2 failed nodes runs exactly those 2 Jobs and nothing else", func() {
+		m1, m2 := f.member("member-1"), f.member("member-2")
+		n1, n2 := names(eligibleNodes(m1)), names(eligibleNodes(m2))
+		Expect(len(n1)).To(BeNumerically(">=", 3), "member-1 needs two batches of 2")
+		heal1, heal2 := failPodsOn(m1, n1[2]), failPodsOn(m2, n2[0])
+		parent := makeClusterJob("flaky").Batch(2).FailOn(n1[2], n2[0]).Obj()
+		create(parent)
+		waitPhase(parent, fleetv1.PhaseFailed)
+		expectRun(m1, recorders[m1.name], parent, batches(n1, 2), n1[2])
+		expectRun(m2, recorders[m2.name], parent, batches(n2, 2), n2[0])
+		// Each failed node's exit code, as a user reads it.
+		out := f.fleetjob("status", parent.Name, "-n", parent.Namespace, "--nodes", "--failed")
+		Expect(out).To(MatchRegexp(`(?m)^%s\s+%s\s+batch-2\s+\S+\s+Failed\s+\S+\s+1\s`, m1.name, n1[2]))
+		Expect(out).To(MatchRegexp(`(?m)^%s\s+%s\s+batch-1\s+\S+\s+Failed\s+\S+\s+1\s`, m2.name, n2[0]))
+		heal1()
+		heal2()
+
+		out = f.fleetjob("retry", parent.Name, "-n", parent.Namespace, "--name", "flaky-retry")
+		Expect(out).To(ContainSubstring("retrying 2 nodes"))
+		child := &fleetv1.ClusterJob{}
+		child.Name, child.Namespace = "flaky-retry", parent.Namespace
+		// On kind the template still fails those nodes: the retry ends
+		// Failed there, having run each of them once more.
+		want, failed1, failed2 := fleetv1.PhaseCompleted, []string(nil), []string(nil)
+		if f.provider != providerKwok {
+			want, failed1, failed2 = fleetv1.PhaseFailed, []string{n1[2]}, []string{n2[0]}
+		}
+		got := waitPhase(child, want)
+		Expect(got.Status.RetryOf).To(Equal(&fleetv1.RetrySource{Name: parent.Name, UID: string(parent.UID)}))
+		// Each node in its parent group, by name; the only group of the retry.
+		expectRun(m1, recorders[m1.name], got, []group{{name: "batch-2", nodes: []string{n1[2]}}}, failed1...)
+		expectRun(m2, recorders[m2.name], got, []group{{name: "batch-1", nodes: []string{n2[0]}}}, failed2...)
+		Expect(runJobs(m1, parent.UID)).To(HaveLen(len(n1)), "the parent's Jobs stay")
+		Expect(runJobs(m2, parent.UID)).To(HaveLen(len(n2)))
+	})
+
 	It("gates.soak keeps the groups of a member apart by at least the soak, from the Jobs' own times", func() {
 		m1 := f.member("member-1")
 		const soak = 3 * time.Second
