@@ -212,7 +212,7 @@ func (g *GroupState) count(p NodePhase) {
 // final result wins over a Job that has not finished (the hub failed the
 // node, and deletes the Job), and a start once seen is not forgotten.
 func withRecord(ns NodeState, r NodeResult, hasJob bool) NodeState {
-	if hasJob && r.Phase == NodeFailed && failedByHub(r.Reason) {
+	if hasJob && r.Phase == NodeFailed && (failedByHub(r.Reason) || r.Reason == fleetv1.NodeReasonNodeUnhealthy) {
 		out := r.state(ns.Node) // the hub's verdict, even on a Job that finished before its deletion
 		out.Job = ns.Job
 		return out

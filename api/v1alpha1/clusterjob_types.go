@@ -149,10 +149,39 @@ type Gates struct {
 	// +optional
 	ProgressDeadline *metav1.Duration `json:"progressDeadline,omitempty"`
 
+	// nodeHealth makes a node whose Job succeeded prove it is healthy before
+	// it counts as succeeded: it must be Ready, with no NoExecute taint the
+	// Job template does not tolerate, for readyFor, within timeout of its
+	// Job's success. Until then the node is Running and its group is not
+	// over; past timeout it fails with reason NodeUnhealthy. This is what
+	// makes rolling reboots and kernel updates safe.
+	// +optional
+	NodeHealth *NodeHealthGate `json:"nodeHealth,omitempty"`
+
 	// betweenClusters holds the next cluster back, under
 	// clusterRollout.maxConcurrentClusters, after a cluster finished.
 	// +optional
 	BetweenClusters *BetweenClustersGate `json:"betweenClusters,omitempty"`
+}
+
+// NodeHealthGate is how long a node must stay healthy after its Job, and
+// how long it has to get there.
+// +kubebuilder:validation:XValidation:rule="duration(self.timeout) >= duration(self.readyFor)",message="nodeHealth.timeout must be at least nodeHealth.readyFor"
+type NodeHealthGate struct {
+	// readyFor is how long the node must be Ready, untainted, after its Job
+	// succeeded. Default 60s.
+	// +kubebuilder:default="60s"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('0s')",message="nodeHealth.readyFor must not be negative"
+	// +optional
+	ReadyFor metav1.Duration `json:"readyFor,omitzero"`
+
+	// timeout is how long after its Job succeeded a node may take to be
+	// healthy for readyFor; past it, the node fails with reason
+	// NodeUnhealthy. Default 5m.
+	// +kubebuilder:default="5m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="nodeHealth.timeout must be at least 1s"
+	// +optional
+	Timeout metav1.Duration `json:"timeout,omitzero"`
 }
 
 // BetweenClustersGate spaces clusters under maxConcurrentClusters.

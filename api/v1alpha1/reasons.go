@@ -139,6 +139,14 @@ const (
 	// NodeReasonNotStarted: the Job's pod exists but did not start within
 	// nodeStartTimeout (unschedulable, image pull, a node gone NotReady).
 	NodeReasonNotStarted = "NotStarted"
+	// NodeReasonNodeUnhealthy: the node's Job succeeded but the node was
+	// not Ready, untainted, for spec.gates.nodeHealth.readyFor within its
+	// timeout.
+	NodeReasonNodeUnhealthy = "NodeUnhealthy"
+	// NodeReasonAwaitingHealth: the node's Job succeeded and the hub waits
+	// for the node to prove healthy (spec.gates.nodeHealth); the node is
+	// Running meanwhile.
+	NodeReasonAwaitingHealth = "AwaitingNodeHealth"
 	// NodeReasonGroupDeadlineExceeded: the node's group ran past
 	// spec.gates.progressDeadline before the node finished.
 	NodeReasonGroupDeadlineExceeded = "GroupDeadlineExceeded"

@@ -19,6 +19,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -56,6 +57,9 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	defer cancel()
 	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), cl.GetAPIReader(), run, spoke.FromIndexedCache(), spoke.WithPlans(&r.plans), spoke.WithRecords(&r.records),
 		spoke.WithInformers(clusters.InformersOf(cl)))
+	if g := cj.Spec.Gates; c.Error == nil && c.State.Planned && g != nil && g.NodeHealth != nil {
+		c.HealthRecheck, c.Error = gateHealth(ctx, cl.GetAPIReader(), cj, &c.State, r.Clock.Now())
+	}
 	if c.Error == nil && c.State.Planned {
 		var late []string
 		if g := cj.Spec.Gates; g != nil && g.ProgressDeadline != nil {
@@ -68,6 +72,23 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 		c.PlanLost, c.LeftJobs, c.Error = planLost(ctx, cl, run)
 	}
 	return c
+}
+
+// maxHealthReads bounds the Nodes read per reconcile for
+// spec.gates.nodeHealth: a large group whose Jobs all succeeded at once is
+// read over a few reconciles rather than in one burst.
+const maxHealthReads = 100
+
+// gateHealth reads the health of the nodes whose Job succeeded and holds
+// them back until they prove it (spec.gates.nodeHealth). next is when to
+// look again.
+func gateHealth(ctx context.Context, r client.Reader, cj *fleetv1.ClusterJob, st *spoke.State, now time.Time) (next time.Time, err error) {
+	gate := *cj.Spec.Gates.NodeHealth
+	reads, err := spoke.ReadNodeHealth(ctx, r, st.HealthReads(now, gate, maxHealthReads), cj.Spec.JobTemplate.Spec.Template.Spec.Tolerations)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("reading node health: %w", err)
+	}
+	return st.GateHealth(now, gate, reads), nil
 }
 
 // planLost tells whether a started cluster's plan is really gone, as the

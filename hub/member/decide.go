@@ -65,6 +65,10 @@ type Cluster struct {
 	// run's Jobs still there.
 	PlanLost bool
 	LeftJobs int
+	// HealthRecheck is when a node awaiting its health verdict
+	// (spec.gates.nodeHealth) is to be looked at again; zero when none
+	// awaits.
+	HealthRecheck time.Time
 	// RetryOf, for a retry, is the parent run this cluster runs again (the
 	// MemberRun's spec.retryOf): its plan is derived from the parent's.
 	RetryOf *fleetv1.MemberRetry
@@ -435,6 +439,9 @@ func RequeueAfter(in Input) time.Duration {
 		if t, ok := c.State.GroupDeadline(g.ProgressDeadline.Duration); ok {
 			due(max(time.Second, t.Sub(in.Now)))
 		}
+	}
+	if !c.HealthRecheck.IsZero() && c.Engaged {
+		due(max(10*time.Millisecond, c.HealthRecheck.Sub(in.Now))) // a node turning Ready sends no event the hub watches
 	}
 	if until := soakingUntil(in); !until.IsZero() && c.Engaged {
 		due(max(10*time.Millisecond, until.Sub(in.Now))) // a soak ends with no event

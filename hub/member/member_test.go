@@ -28,6 +28,7 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/member"
+	"github.com/fleetjob/fleetjob/spoke"
 	"github.com/fleetjob/fleetjob/test/util/wrappers"
 )
 
@@ -328,6 +329,19 @@ func TestGates(t *testing.T) {
 		return r.Fail(r.Group(0)[:failed]...).Succeed(r.Group(0)[failed:]...).Cluster().Previous(started()).Obj()
 	}
 	until := wrappers.Ago(time.Minute).Add(5 * time.Minute).UTC().Format(time.RFC3339)
+	health := gated(fleetv1.Gates{NodeHealth: &fleetv1.NodeHealthGate{ReadyFor: metav1.Duration{Duration: time.Minute}, Timeout: metav1.Duration{Duration: 5 * time.Minute}}})
+	// healthOf0 is group 0 succeeded, its first node seen healthy and the
+	// others not Ready, gated as the hub gates it.
+	healthOf0 := func() member.Cluster {
+		c := group0(health, 0)
+		nodes := c.State.Plan.Groups[0].Nodes
+		reads := map[string]spoke.NodeHealth{nodes[0]: {Found: true, ReadySince: wrappers.Ago(time.Hour)}}
+		for _, n := range nodes[1:] {
+			reads[n] = spoke.NodeHealth{Found: true}
+		}
+		c.HealthRecheck = c.State.GateHealth(wrappers.Now, *health.Spec.Gates.NodeHealth, reads)
+		return c
+	}
 
 	testCases := map[string]memberCase{
 		"soak 5m, group 0 succeeded a minute ago: the next group waits 4m more": {
@@ -352,6 +366,11 @@ func TestGates(t *testing.T) {
 			}(),
 			want:    member.Decision{Start: member.NoGroup},
 			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"nodeHealth: group 0 succeeded, 2 of its nodes not Ready yet: the next group waits, read again in 5s": {
+			cj: health, cluster: healthOf0(),
+			want:    member.Decision{Start: member.NoGroup, RequeueAfter: 5 * time.Second},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, "Waiting for node health: 1 of 3 in group batch-1 (spec.gates.nodeHealth)"},
 		},
 		"progress deadline 2h, a group started an hour ago: looked at again when it is due": {
 			cj: deadline, cluster: func() member.Cluster {

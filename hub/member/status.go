@@ -119,6 +119,12 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 	case !started(c):
 		return fleetv1.ClusterPending, fleetv1.ReasonPending, "starting"
 	}
+	if g := c.State.RunningGroup(); g >= 0 {
+		if healthy, waiting := c.State.HealthWaits(g); waiting > 0 {
+			return fleetv1.ClusterRunning, fleetv1.ReasonRunning, fmt.Sprintf("Waiting for node health: %d of %d in group %s (spec.gates.nodeHealth)",
+				healthy, healthy+waiting, c.State.Groups[g].Name)
+		}
+	}
 	return fleetv1.ClusterRunning, fleetv1.ReasonRunning, ""
 }
 
