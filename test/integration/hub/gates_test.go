@@ -84,4 +84,43 @@ var _ = Describe("Gates", func() {
 		Eventually(func() map[string]int { return jobNodes(members["member-a"], cj) }).Should(Equal(left), "the late node's Job is deleted; the next group still ran")
 		Consistently(func() map[string]int { return jobNodes(members["member-a"], cj) }).WithTimeout(2*time.Second).Should(Equal(left), "and never created again")
 	})
+
+	It("nodeHealth fails a node that goes NotReady after its Job, NodeUnhealthy, and holds the next group until the verdict", func() {
+		m := members["member-a"]
+		cj := makeClusterJob("health").Batch(2).Clusters(map[string]string{"env": "dev"}).Obj()
+		cj.Spec.Gates = &fleetv1.Gates{NodeHealth: &fleetv1.NodeHealthGate{
+			ReadyFor: metav1.Duration{Duration: time.Second}, Timeout: metav1.Duration{Duration: 4 * time.Second}}}
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func() map[string]int { return jobNodes(m, cj) }).WithTimeout(30 * time.Second).
+			Should(Equal(map[string]int{"a-node-1": 1, "a-node-2": 1}))
+		setReady(m, "a-node-2", false)
+		DeferCleanup(setReady, m, "a-node-2", true)
+		Eventually(func(g Gomega) {
+			runs := memberRuns(g, get(cj)(g))
+			g.Expect(runs).To(HaveLen(1))
+			g.Expect(runs[0].Status.Message).To(Equal("Waiting for node health: 1 of 2 in group batch-1 (spec.gates.nodeHealth)"))
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+
+		Eventually(phaseOf(cj)).WithTimeout(60 * time.Second).Should(Equal(fleetv1.PhaseFailed))
+		Expect(jobNodes(m, cj)).To(Equal(nodeNames("a", 4)), "the next group ran once the verdict was in")
+		got := get(cj)(Default)
+		Expect(got.Status.Clusters[0].FailedNodes).To(ConsistOf(And(
+			HaveField("Node", "a-node-2"), HaveField("Reason", fleetv1.NodeReasonNodeUnhealthy),
+			HaveField("Message", HaveSuffix("it is not Ready")))))
+
+		// From the Jobs: batch-2 started no sooner than the timeout after
+		// a-node-2's Job succeeded (times have a resolution of 1 s).
+		var verdictDue, secondCreated time.Time
+		for _, j := range memberJobs(m) {
+			switch {
+			case j.Labels[fleetv1.ClusterJobUIDLabel] != naming.LabelValue(string(cj.UID)):
+			case j.Annotations[fleetv1.NodeAnnotation] == "a-node-2":
+				Expect(j.Status.CompletionTime).NotTo(BeNil(), "its Job succeeded: the node failed on its health")
+				verdictDue = j.Status.CompletionTime.Add(4 * time.Second)
+			case j.Labels[fleetv1.GroupIndexLabel] == "1" && (secondCreated.IsZero() || j.CreationTimestamp.Before(&metav1.Time{Time: secondCreated})):
+				secondCreated = j.CreationTimestamp.Time
+			}
+		}
+		Expect(secondCreated).To(BeTemporally(">=", verdictDue.Add(-time.Second)))
+	})
 })

@@ -154,6 +154,19 @@ func recreateNodes(m *member, prefix string, ids ...int) {
 	}
 }
 
+// setReady sets node's Ready condition, as its kubelet would.
+func setReady(m *member, node string, ready bool) {
+	GinkgoHelper()
+	n := &corev1.Node{}
+	Expect(m.client.Get(ctx, client.ObjectKey{Name: node}, n)).To(Succeed())
+	status := corev1.ConditionFalse
+	if ready {
+		status = corev1.ConditionTrue
+	}
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}
+	Expect(m.client.Status().Update(ctx, n)).To(Succeed())
+}
+
 // hubOptions are the controller's options in the suite: a fast health
 // probe so that a stopped member is noticed within seconds.
 type hubOptions struct {
