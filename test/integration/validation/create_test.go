@@ -238,6 +238,12 @@ var _ = Describe("Creating a ClusterJob", func() {
 		Entry("betweenClusters without clusterRollout",
 			makeClusterJob().Gates(fleetv1.Gates{BetweenClusters: &fleetv1.BetweenClustersGate{Soak: metav1.Duration{Duration: time.Minute}}}).Obj(),
 			"spec.gates.betweenClusters", "gates.betweenClusters needs clusterRollout.maxConcurrentClusters"),
+		Entry("a nodeHealth timeout under readyFor",
+			makeClusterJob().Gates(fleetv1.Gates{NodeHealth: &fleetv1.NodeHealthGate{ReadyFor: metav1.Duration{Duration: time.Minute}, Timeout: metav1.Duration{Duration: 30 * time.Second}}}).Obj(),
+			"spec.gates.nodeHealth", "nodeHealth.timeout must be at least nodeHealth.readyFor"),
+		Entry("a negative nodeHealth readyFor",
+			makeClusterJob().Gates(fleetv1.Gates{NodeHealth: &fleetv1.NodeHealthGate{ReadyFor: metav1.Duration{Duration: -time.Second}, Timeout: metav1.Duration{Duration: time.Minute}}}).Obj(),
+			"spec.gates.nodeHealth.readyFor", "nodeHealth.readyFor must not be negative"),
 		// Retry.
 		Entry("retry without retryOf",
 			makeClusterJob().Retry(fleetv1.Retry{Include: []fleetv1.RetryInclude{fleetv1.RetrySkipped}}).Obj(),
@@ -345,6 +351,12 @@ var _ = Describe("Creating a ClusterJob", func() {
 		Expect(cj.Spec.Retry.Include).To(Equal([]fleetv1.RetryInclude{fleetv1.RetryFailed}))
 		all := makeClusterJob().RetryOf("parent", fleetv1.RetryFailed, fleetv1.RetrySkipped, fleetv1.RetryUnreachable, fleetv1.RetryNotRun).Obj()
 		Expect(createGenerated(all)).To(Succeed())
+	})
+
+	It("defaults nodeHealth to readyFor 60s within 5m", func() {
+		cj := makeClusterJob().Gates(fleetv1.Gates{NodeHealth: &fleetv1.NodeHealthGate{}}).Obj()
+		Expect(createGenerated(cj)).To(Succeed())
+		Expect(*cj.Spec.Gates.NodeHealth).To(Equal(fleetv1.NodeHealthGate{ReadyFor: metav1.Duration{Duration: time.Minute}, Timeout: metav1.Duration{Duration: 5 * time.Minute}}))
 	})
 
 	It("defaults failurePolicy.onExceeded to Stop", func() {
