@@ -20,9 +20,12 @@ package e2e
 
 import (
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // failingStage is a kwok Stage that fails every running pod on one node:
@@ -84,4 +87,67 @@ func failPodsOn(m *member, node string) (heal func()) {
 	heal = func() { f.kubectlOK(m.name, "delete", "stage", name, "--ignore-not-found") }
 	DeferCleanup(heal)
 	return heal
+}
+
+// notReadyStage is a kwok Stage that keeps one node NotReady: its Ready
+// condition False, its other conditions as they are. Its weight beats the
+// heartbeat stage. NODE and NAME are replaced.
+const notReadyStage = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: NAME
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Node
+  selector:
+    matchExpressions:
+    - key: '.metadata.name'
+      operator: 'In'
+      values: ['NODE']
+    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+      operator: 'In'
+      values: ['True']
+  weight: 10000
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      conditions:
+      {{ range NodeConditions }}
+      {{ if eq .type "Ready" }}
+      - lastHeartbeatTime: {{ $now | Quote }}
+        lastTransitionTime: {{ $now | Quote }}
+        message: "e2e: made NotReady"
+        reason: "E2ENotReady"
+        status: "False"
+        type: "Ready"
+      {{ else }}
+      - lastHeartbeatTime: {{ $now | Quote }}
+        lastTransitionTime: {{ $now | Quote }}
+        message: {{ .message | Quote }}
+        reason: {{ .reason | Quote }}
+        status: {{ .status | Quote }}
+        type: {{ .type | Quote }}
+      {{ end }}
+      {{ end }}
+`
+
+// makeNotReady turns node of m NotReady (kwok only) until the spec ends,
+// when it waits for the node to be Ready and untainted again, so that the
+// next spec finds every node eligible.
+func makeNotReady(m *member, node string) {
+	GinkgoHelper()
+	name := "e2e-not-ready-" + node
+	stage := strings.NewReplacer("NAME", name, "NODE", node).Replace(notReadyStage)
+	_, err := f.run(m.name, stage, "create", "-f", "-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		f.kubectlOK(m.name, "delete", "stage", name, "--ignore-not-found")
+		Eventually(func(g Gomega) {
+			n := &corev1.Node{}
+			g.Expect(m.client.Get(ctx, client.ObjectKey{Name: node}, n)).To(Succeed())
+			g.Expect(nodeReady(*n)).To(BeTrue(), "node %s is Ready again", node)
+			g.Expect(n.Spec.Taints).To(BeEmpty(), "node %s lost its not-ready taint", node)
+		}).WithTimeout(2 * time.Minute).Should(Succeed())
+	})
 }

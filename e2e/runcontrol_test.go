@@ -19,11 +19,13 @@ limitations under the License.
 package e2e
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
@@ -94,6 +96,51 @@ var _ = Describe("Run control", func() {
 		expectRun(m2, recorders[m2.name], got, []group{{name: "batch-1", nodes: []string{n2[0]}}}, failed2...)
 		Expect(runJobs(m1, parent.UID)).To(HaveLen(len(n1)), "the parent's Jobs stay")
 		Expect(runJobs(m2, parent.UID)).To(HaveLen(len(n2)))
+	})
+
+	It("gates.nodeHealth fails a node that kwok turns NotReady after its Job succeeded, NodeUnhealthy, and holds the next group until then", func() {
+		if f.provider != providerKwok {
+			Skip("a kind node cannot be made NotReady from the suite")
+		}
+		m1 := f.member("member-1")
+		n1 := names(eligibleNodes(m1))
+		Expect(len(n1)).To(BeNumerically(">=", 3), "member-1 needs two batches of 2")
+		const readyFor, timeout = 5 * time.Second, 15 * time.Second
+		cj := makeClusterJob("health").Batch(2).OnlyMember(m1.name).Obj()
+		cj.Spec.Gates = &fleetv1.Gates{NodeHealth: &fleetv1.NodeHealthGate{
+			ReadyFor: metav1.Duration{Duration: readyFor}, Timeout: metav1.Duration{Duration: timeout}}}
+		create(cj)
+		// n1[1]'s Job succeeds; then kwok turns the node NotReady, before
+		// the hub may call it healthy.
+		Eventually(func(g Gomega) {
+			i := slices.IndexFunc(runJobs(m1, cj.UID), func(j batchv1.Job) bool { return j.Annotations[fleetv1.NodeAnnotation] == n1[1] })
+			g.Expect(i).NotTo(Equal(-1))
+			g.Expect(runJobs(m1, cj.UID)[i].Status.CompletionTime).NotTo(BeNil())
+		}).WithTimeout(runTimeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+		makeNotReady(m1, n1[1])
+		Eventually(func(g Gomega) {
+			g.Expect(row(latest(cj)(g), m1.name).Message).To(HavePrefix("Waiting for node health: "))
+		}).WithTimeout(timeout).Should(Succeed())
+
+		got := waitPhase(cj, fleetv1.PhaseFailed)
+		expectRun(m1, recorders[m1.name], cj, batches(n1, 2)) // every Job succeeded
+		r := row(got, m1.name)
+		Expect(r.FailedNodes).To(ConsistOf(And(HaveField("Node", n1[1]), HaveField("Reason", fleetv1.NodeReasonNodeUnhealthy))))
+		out := f.fleetjob("status", cj.Name, "-n", cj.Namespace, "--nodes", "--failed")
+		Expect(out).To(MatchRegexp(`(?m)^%s\s+%s\s+batch-1\s+\S+\s+Failed\s+NodeUnhealthy\s`, m1.name, n1[1]))
+
+		// From the Jobs: batch-2 started once the verdict was in, no
+		// sooner than the timeout after n1[1]'s Job (1 s resolution).
+		var verdictDue, secondCreated time.Time
+		for _, j := range runJobs(m1, cj.UID) {
+			switch {
+			case j.Annotations[fleetv1.NodeAnnotation] == n1[1]:
+				verdictDue = j.Status.CompletionTime.Add(timeout)
+			case j.Labels[fleetv1.GroupIndexLabel] == "1" && (secondCreated.IsZero() || j.CreationTimestamp.Time.Before(secondCreated)):
+				secondCreated = j.CreationTimestamp.Time
+			}
+		}
+		Expect(secondCreated).To(BeTemporally(">=", verdictDue.Add(-time.Second)))
 	})
 
 	It("gates.soak keeps the groups of a member apart by at least the soak, from the Jobs' own times", func() {

@@ -64,15 +64,16 @@ func RetryTargets(spec *fleetv1.ClusterJobSpec, namespace string, parent *fleetv
 	var targets []RetryTarget
 	for _, r := range runs {
 		if len(only) == 0 || slices.Contains(only, r.Cluster) {
-			targets = append(targets, RetryTarget{Cluster: r.Cluster, Unreachable: unreachable(r.Row)})
+			targets = append(targets, RetryTarget{Cluster: r.Cluster, Unreachable: Unreachable(r.Row)})
 		}
 	}
 	return targets, ""
 }
 
-// unreachable tells whether a finished row says the run could not reach
-// its cluster: it timed out unreachable, or never connected.
-func unreachable(row fleetv1.ClusterStatus) bool {
+// Unreachable tells whether a finished row says the run could not reach
+// its cluster: it timed out unreachable, or never connected. A retry runs
+// that cluster's nodes that never got a Job as Unreachable, not NotRun.
+func Unreachable(row fleetv1.ClusterStatus) bool {
 	switch row.Reason {
 	case fleetv1.ReasonUnreachableTimeout, fleetv1.ClusterReasonUnreachable, fleetv1.ClusterReasonConnecting,
 		fleetv1.ClusterReasonUnauthorized, fleetv1.ClusterReasonForbidden, fleetv1.ClusterReasonInvalidRegistration,

@@ -134,3 +134,24 @@ func TestRefusedRetryFailsAtOnce(t *testing.T) {
 		t.Errorf("phase %s, Failed condition %+v; want Failed, reason %s, message %q", st.Phase, failed, fleetv1.ReasonRetryRefused, in.Refused)
 	}
 }
+
+func TestUnreachable(t *testing.T) {
+	for reason, want := range map[string]bool{
+		fleetv1.ReasonUnreachableTimeout:         true,
+		fleetv1.ClusterReasonUnreachable:         true,
+		fleetv1.ClusterReasonConnecting:          true,
+		fleetv1.ClusterReasonUnauthorized:        true,
+		fleetv1.ClusterReasonForbidden:           true,
+		fleetv1.ClusterReasonInvalidRegistration: true,
+		fleetv1.ClusterReasonDuplicateCluster:    true,
+		fleetv1.ReasonNotRegistered:              true,
+		fleetv1.ReasonNodeFailed:                 false,
+		fleetv1.ReasonStopped:                    false,
+		fleetv1.ReasonFailureBudgetExceeded:      false,
+		fleetv1.ReasonCompleted:                  false,
+	} {
+		if got := Unreachable(fleetv1.ClusterStatus{Reason: reason}); got != want {
+			t.Errorf("Unreachable(reason %s) = %t, want %t", reason, got, want)
+		}
+	}
+}

@@ -93,6 +93,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"clusters", "-o", "name"}, "-o name is not supported here: use one of wide, yaml, json"},
 		{[]string{"suspend"}, "suspend takes exactly one argument, NAME (the ClusterJob name)"},
 		{[]string{"logs", "x", "--cluster", "eu-1"}, "--cluster and --node are required"},
+		{[]string{"retry"}, "retry takes exactly one argument, NAME (the ClusterJob name)"},
+		{[]string{"retry", "x", "--include", "failed,lost"}, `--include "lost" is not a kind of node to retry: use failed, skipped, unreachable or notrun`},
+		{[]string{"retry", "x", "--name", "x"}, `--name "x" is the ClusterJob to retry: a run cannot retry itself`},
+		{[]string{"retry", "x", "--name", "Again"}, `--name "Again" is not a valid ClusterJob name`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			_, _, err := execute(t, append([]string{"--kubeconfig", kubeconfig}, tc.args...)...)

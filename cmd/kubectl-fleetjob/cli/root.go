@@ -74,7 +74,7 @@ ClusterJob runs across the fleet. The hub is the current kubeconfig context.`,
 	flags := cmd.PersistentFlags()
 	o.config.AddFlags(flags)
 	flags.StringVar(&o.registrationNamespace, "registration-namespace", hub.DefaultNamespace, "Hub namespace of the registration Secrets (the hub's --registration-namespace)")
-	cmd.AddCommand(newRegister(o), newUnregister(o), newClusters(o), newStatus(o), newPlan(o), newLogs(o), newSuspend(o, true), newSuspend(o, false))
+	cmd.AddCommand(newRegister(o), newUnregister(o), newClusters(o), newStatus(o), newPlan(o), newLogs(o), newSuspend(o, true), newSuspend(o, false), newRetry(o))
 	return cmd
 }
 
