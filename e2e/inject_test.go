@@ -141,8 +141,18 @@ func makeNotReady(m *member, node string) {
 	stage := strings.NewReplacer("NAME", name, "NODE", node).Replace(notReadyStage)
 	_, err := f.run(m.name, stage, "create", "-f", "-")
 	Expect(err).NotTo(HaveOccurred())
+	// kwok applies a Stage on the node's next event: its heartbeat comes
+	// 20-45 s apart.
+	poke := func() { f.kubectlOK(m.name, "annotate", "node", node, "--overwrite", "e2e.fleetjob.io/poke="+time.Now().Format(time.RFC3339Nano)) }
+	poke()
+	Eventually(func(g Gomega) {
+		n := &corev1.Node{}
+		g.Expect(m.client.Get(ctx, client.ObjectKey{Name: node}, n)).To(Succeed())
+		g.Expect(nodeReady(*n)).To(BeFalse(), "node %s is NotReady", node)
+	}).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
 	DeferCleanup(func() {
 		f.kubectlOK(m.name, "delete", "stage", name, "--ignore-not-found")
+		poke()
 		Eventually(func(g Gomega) {
 			n := &corev1.Node{}
 			g.Expect(m.client.Get(ctx, client.ObjectKey{Name: node}, n)).To(Succeed())

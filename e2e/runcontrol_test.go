@@ -105,7 +105,7 @@ var _ = Describe("Run control", func() {
 		m1 := f.member("member-1")
 		n1 := names(eligibleNodes(m1))
 		Expect(len(n1)).To(BeNumerically(">=", 3), "member-1 needs two batches of 2")
-		const readyFor, timeout = 5 * time.Second, 15 * time.Second
+		const readyFor, timeout = 10 * time.Second, 20 * time.Second
 		cj := makeClusterJob("health").Batch(2).OnlyMember(m1.name).Obj()
 		cj.Spec.Gates = &fleetv1.Gates{NodeHealth: &fleetv1.NodeHealthGate{
 			ReadyFor: metav1.Duration{Duration: readyFor}, Timeout: metav1.Duration{Duration: timeout}}}
