@@ -143,7 +143,9 @@ func makeNotReady(m *member, node string) {
 	Expect(err).NotTo(HaveOccurred())
 	// kwok applies a Stage on the node's next event: its heartbeat comes
 	// 20-45 s apart.
-	poke := func() { f.kubectlOK(m.name, "annotate", "node", node, "--overwrite", "e2e.fleetjob.io/poke="+time.Now().Format(time.RFC3339Nano)) }
+	poke := func() {
+		f.kubectlOK(m.name, "annotate", "node", node, "--overwrite", "e2e.fleetjob.io/poke="+time.Now().Format(time.RFC3339Nano))
+	}
 	poke()
 	Eventually(func(g Gomega) {
 		n := &corev1.Node{}
