@@ -90,8 +90,10 @@ func failPodsOn(m *member, node string) (heal func()) {
 }
 
 // notReadyStage is a kwok Stage that keeps one node NotReady: its Ready
-// condition False, its other conditions as they are. Its weight beats the
-// heartbeat stage. NODE and NAME are replaced.
+// condition False, its other conditions as they are, set again every
+// second. It selects the node whatever its Ready condition, so that its
+// weight keeps beating kwok's node-initialize stage, which would turn a
+// NotReady node Ready at once. NODE and NAME are replaced.
 const notReadyStage = `apiVersion: kwok.x-k8s.io/v1alpha1
 kind: Stage
 metadata:
@@ -105,9 +107,8 @@ spec:
     - key: '.metadata.name'
       operator: 'In'
       values: ['NODE']
-    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
-      operator: 'In'
-      values: ['True']
+  delay:
+    durationMilliseconds: 1000
   weight: 10000
   next:
     statusTemplate: |
@@ -147,11 +148,13 @@ func makeNotReady(m *member, node string) {
 		f.kubectlOK(m.name, "annotate", "node", node, "--overwrite", "e2e.fleetjob.io/poke="+time.Now().Format(time.RFC3339Nano))
 	}
 	poke()
-	Eventually(func(g Gomega) {
+	notReady := func(g Gomega) {
 		n := &corev1.Node{}
 		g.Expect(m.client.Get(ctx, client.ObjectKey{Name: node}, n)).To(Succeed())
 		g.Expect(nodeReady(*n)).To(BeFalse(), "node %s is NotReady", node)
-	}).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+	}
+	Eventually(notReady).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
+	Consistently(notReady).WithTimeout(3 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed(), "and stays NotReady")
 	DeferCleanup(func() {
 		f.kubectlOK(m.name, "delete", "stage", name, "--ignore-not-found")
 		poke()
