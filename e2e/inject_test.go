@@ -154,7 +154,7 @@ func makeNotReady(m *member, node string) {
 		g.Expect(nodeReady(*n)).To(BeFalse(), "node %s is NotReady", node)
 	}
 	Eventually(notReady).WithTimeout(10 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed())
-	Consistently(notReady).WithTimeout(3 * time.Second).WithPolling(100 * time.Millisecond).Should(Succeed(), "and stays NotReady")
+	Consistently(notReady).WithTimeout(3*time.Second).WithPolling(100*time.Millisecond).Should(Succeed(), "and stays NotReady")
 	DeferCleanup(func() {
 		f.kubectlOK(m.name, "delete", "stage", name, "--ignore-not-found")
 		poke()
