@@ -52,6 +52,12 @@ const (
 	// ReasonRetryParentGone: the parent of a retry was deleted before this
 	// cluster planned, and its record there with it.
 	ReasonRetryParentGone = "RetryParentGone"
+	// ReasonNoBoundClusterSets: the ClusterJob's namespace has no
+	// ClusterSetBinding, so it may select no cluster (hub --tenancy on).
+	ReasonNoBoundClusterSets = "NoBoundClusterSets"
+	// ReasonPodSecurityViolation: the pod template does not meet the Pod
+	// Security Standard level of the cluster's set; no Job was created.
+	ReasonPodSecurityViolation = "PodSecurityViolation"
 	// ReasonSoaking: a gate's soak holds the next group or cluster back.
 	ReasonSoaking = "Soaking"
 	// ReasonNodeFailed: a node of the cluster failed.

@@ -1,0 +1,164 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// ClusterSetLabel, on a registration Secret, puts the cluster in a
+	// cluster set: one set per cluster. A Secret without it is in the set
+	// DefaultClusterSet.
+	ClusterSetLabel = "fleetjob.io/cluster-set"
+	// DefaultClusterSet is the set of a cluster whose registration names
+	// none.
+	DefaultClusterSet = "default"
+	// BindVerb is the verb on clustersets/<name> (group fleetjob.io) a
+	// person needs to create or change a ClusterSetBinding of that set.
+	BindVerb = "bind"
+)
+
+// PodSecurityLevel is a Pod Security Standard level.
+// +kubebuilder:validation:Enum=restricted;baseline;privileged
+type PodSecurityLevel string
+
+// The Pod Security Standard levels.
+const (
+	PodSecurityRestricted PodSecurityLevel = "restricted"
+	PodSecurityBaseline   PodSecurityLevel = "baseline"
+	PodSecurityPrivileged PodSecurityLevel = "privileged"
+)
+
+// DefaultPodSecurityLevel is a ClusterSet's podSecurity when it sets none,
+// and that of a set with no ClusterSet object.
+const DefaultPodSecurityLevel = PodSecurityBaseline
+
+// ClusterSetSpec is the policy of the clusters of a set.
+type ClusterSetSpec struct {
+	// podSecurity is the Pod Security Standard level
+	// (https://kubernetes.io/docs/concepts/security/pod-security-standards/)
+	// a ClusterJob's pod template must meet to run in this set's clusters:
+	// a template that does not fails those clusters before any Job is
+	// created, naming the checks it failed. `kubectl fleetjob register`
+	// labels the member's work namespace
+	// pod-security.kubernetes.io/enforce with it, so the member enforces
+	// it too. Default baseline.
+	// +kubebuilder:default=baseline
+	// +optional
+	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
+}
+
+// ClusterSetStatus is what the hub sees of a set.
+type ClusterSetStatus struct {
+	// clusters is how many registered clusters are in the set.
+	// +optional
+	Clusters int32 `json:"clusters"`
+	// observedGeneration is the spec generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+}
+
+// ClusterSet is a named set of member clusters and their policy. A
+// cluster is in the set its registration Secret's fleetjob.io/cluster-set
+// label names (`default` without one); ClusterJobs of a namespace reach
+// the clusters of the sets bound to it by a ClusterSetBinding.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories=fleetjob,shortName=cset
+// +kubebuilder:printcolumn:name="Pod-Security",type=string,JSONPath=`.spec.podSecurity`
+// +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.clusters`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ClusterSet struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata; its name is the set's.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the set's policy.
+	// +optional
+	Spec ClusterSetSpec `json:"spec,omitzero"`
+
+	// status is what the hub sees of the set.
+	// +optional
+	Status ClusterSetStatus `json:"status,omitzero"`
+}
+
+// ClusterSetList is a list of ClusterSets.
+// +kubebuilder:object:root=true
+type ClusterSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the ClusterSets.
+	Items []ClusterSet `json:"items"`
+}
+
+// ClusterSetBindingSpec names the set a binding binds.
+type ClusterSetBindingSpec struct {
+	// clusterSet is the set bound to this namespace; it must be the
+	// binding's name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +required
+	ClusterSet string `json:"clusterSet"`
+}
+
+// ClusterSetBinding lets the ClusterJobs of its namespace select the
+// clusters of one cluster set; its name is the set's. Creating or changing
+// one needs the `bind` verb on `clustersets/<name>` in group fleetjob.io,
+// which an admission policy checks: a namespace's own admin cannot reach
+// clusters a platform team did not grant.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:categories=fleetjob,shortName=csb
+// +kubebuilder:printcolumn:name="Cluster-Set",type=string,JSONPath=`.spec.clusterSet`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.spec.clusterSet == self.metadata.name",message="spec.clusterSet must be the binding's name"
+type ClusterSetBinding struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard object metadata; its name is the set's.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec names the bound set.
+	// +required
+	Spec ClusterSetBindingSpec `json:"spec"`
+}
+
+// ClusterSetBindingList is a list of ClusterSetBindings.
+// +kubebuilder:object:root=true
+type ClusterSetBindingList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the standard list metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the ClusterSetBindings.
+	Items []ClusterSetBinding `json:"items"`
+}
+
+// SetOf is the cluster set of a registration with these labels.
+func SetOf(labels map[string]string) string {
+	if s := labels[ClusterSetLabel]; s != "" {
+		return s
+	}
+	return DefaultClusterSet
+}
+
+func init() {
+	SchemeBuilder.Register(&ClusterSet{}, &ClusterSetList{}, &ClusterSetBinding{}, &ClusterSetBindingList{})
+}
