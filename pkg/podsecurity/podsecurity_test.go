@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package podsecurity
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+)
+
+func TestCheck(t *testing.T) {
+	// pod is a template with one container "main", changed by edit.
+	pod := func(edit func(*corev1.PodSpec)) *corev1.PodTemplateSpec {
+		t := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "busybox"}}}}
+		if edit != nil {
+			edit(&t.Spec)
+		}
+		return t
+	}
+	restrictedOK := func(s *corev1.PodSpec) {
+		s.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
+		s.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+	}
+	privileged := func(s *corev1.PodSpec) { s.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)} }
+	hostPath := func(s *corev1.PodSpec) {
+		s.Volumes = []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+	}
+	hostPID := func(s *corev1.PodSpec) { s.HostPID = true }
+	netAdmin := func(s *corev1.PodSpec) {
+		s.Containers[0].SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_ADMIN"}}}
+	}
+	rootInRestricted := func(s *corev1.PodSpec) {
+		restrictedOK(s)
+		s.SecurityContext.RunAsNonRoot = ptr.To(false)
+	}
+
+	tests := []struct {
+		name  string
+		level fleetv1.PodSecurityLevel
+		tmpl  *corev1.PodTemplateSpec
+		// want are the names of the checks that fail, the text before
+		// each detail.
+		want []string
+	}{
+		{"a plain pod meets baseline", fleetv1.PodSecurityBaseline, pod(nil), nil},
+		{"a plain pod fails restricted", fleetv1.PodSecurityRestricted, pod(nil),
+			[]string{"allowPrivilegeEscalation != false", "unrestricted capabilities", "runAsNonRoot != true", "seccompProfile"}},
+		{"a hardened pod meets restricted", fleetv1.PodSecurityRestricted, pod(restrictedOK), nil},
+		{"privileged fails baseline", fleetv1.PodSecurityBaseline, pod(privileged), []string{"privileged"}},
+		{"hostPath fails baseline", fleetv1.PodSecurityBaseline, pod(hostPath), []string{"hostPath volumes"}},
+		{"hostPID fails baseline", fleetv1.PodSecurityBaseline, pod(hostPID), []string{"host namespaces"}},
+		{"an added capability fails baseline", fleetv1.PodSecurityBaseline, pod(netAdmin), []string{"non-default capabilities"}},
+		{"runAsNonRoot false fails restricted", fleetv1.PodSecurityRestricted, pod(rootInRestricted), []string{"runAsNonRoot != true"}},
+		{"privileged allows everything", fleetv1.PodSecurityPrivileged, pod(func(s *corev1.PodSpec) { privileged(s); hostPath(s); hostPID(s) }), nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			failed, err := Check(tt.level, tt.tmpl)
+			if err != nil {
+				t.Fatalf("Check() error = %v", err)
+			}
+			var got []string
+			for _, f := range failed {
+				got = append(got, strings.SplitN(f, " (", 2)[0])
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Check() failed checks mismatch (-want +got):\n%s\nall: %q", diff, failed)
+			}
+		})
+	}
+}
+
+func TestCheckNamesTheContainer(t *testing.T) {
+	tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "main", Image: "busybox", SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)}}}}}
+	failed, err := Check(fleetv1.PodSecurityBaseline, tmpl)
+	if err != nil || len(failed) != 1 || !strings.Contains(failed[0], `"main"`) {
+		t.Errorf("Check() = %q, %v; want one failure naming container \"main\"", failed, err)
+	}
+}
+
+func TestCheckUnknownLevel(t *testing.T) {
+	if _, err := Check("open", &corev1.PodTemplateSpec{}); err == nil || !strings.Contains(err.Error(), `podSecurity "open"`) {
+		t.Errorf("Check(open) error = %v, want one naming the level", err)
+	}
+}
