@@ -90,8 +90,9 @@ type ClusterSet struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	// spec is the set's policy.
+	// +kubebuilder:default={}
 	// +optional
-	Spec ClusterSetSpec `json:"spec,omitzero"`
+	Spec ClusterSetSpec `json:"spec"`
 
 	// status is what the hub sees of the set.
 	// +optional

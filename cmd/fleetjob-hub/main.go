@@ -76,13 +76,19 @@ func main() {
 	flag.IntVar(&opts.Parallelism, "parallelism", 16, "Members observed or acted on at once per reconcile.")
 	flag.StringVar(&opts.HubID, "hub-id", "", "Identity of this hub, a label value set on everything it creates in members; it only ever deletes objects with its own. Default: the UID of the hub's kube-system namespace. Never change it while runs exist.")
 	flag.DurationVar(&opts.GCInterval, "gc-interval", 5*time.Minute, "How often every reachable member is swept for this hub's orphaned Jobs and plans (besides each reconnect).")
+	tenancy := flag.String("tenancy", "on", "on: a ClusterJob reaches only the clusters of the cluster sets bound to its namespace (ClusterSetBinding), with its pod template checked against each set's Pod Security level; off: any ClusterJob may run any template on every registered cluster (single-admin hubs).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	members.QPS, members.Namespace, opts.RegistrationNamespace = float32(*qps), namespace, namespace
 	opts.ConnectTimeout, opts.GCMinAge = members.ConnectTimeout, gcMinAge
-	if err := validate(members, opts); err != nil {
+	opts.Tenancy = *tenancy == "on"
+	err := validate(members, opts)
+	if *tenancy != "on" && *tenancy != "off" {
+		err = errors.Join(err, fmt.Errorf("--tenancy must be on or off, not %q", *tenancy))
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "fleetjob-hub: %v\n", err)
 		os.Exit(2)
 	}
@@ -147,6 +153,9 @@ func run(serve serving, members clusters.Options, opts controller.Options) error
 	if err := provider.SetupWithManager(mgr); err != nil {
 		return err
 	}
+	if err := (&controller.ClusterSetReconciler{Hub: local.GetClient(), RegistrationNamespace: members.Namespace}).SetupWithManager(local); err != nil {
+		return err
+	}
 	metrics.Registry.MustRegister(&controller.Collector{Hub: local.GetClient(), Members: provider})
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
@@ -154,7 +163,11 @@ func run(serve serving, members clusters.Options, opts controller.Options) error
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
-	ctrl.Log.Info("Starting the hub controller", "registrationNamespace", members.Namespace, "hubID", opts.HubID)
+	if !opts.Tenancy {
+		ctrl.Log.Info("WARNING: --tenancy=off: any ClusterJob may run any pod template, privileged ones included, on every node of every registered cluster; " +
+			"use it only on a hub where everyone who may create a ClusterJob is a fleet admin")
+	}
+	ctrl.Log.Info("Starting the hub controller", "registrationNamespace", members.Namespace, "hubID", opts.HubID, "tenancy", opts.Tenancy)
 	return mgr.Start(ctx)
 }
 

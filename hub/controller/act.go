@@ -69,6 +69,11 @@ func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	if !ok {
 		return errors.New("cluster disengaged")
 	}
+	if r.Options.Tenancy {
+		if err := r.checkPodSecurity(ctx, cj, m.Labels); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
 	nodes, err := spoke.ListNodes(ctx, cl.GetAPIReader())

@@ -102,6 +102,10 @@ type Options struct {
 	GCInterval time.Duration
 	// GCMinAge spares a run's objects until they are this old.
 	GCMinAge time.Duration
+	// Tenancy confines a ClusterJob to the clusters of the cluster sets
+	// bound to its namespace, and its pod template to each set's Pod
+	// Security level. Off, any ClusterJob may run any template anywhere.
+	Tenancy bool
 }
 
 // Reconciler runs ClusterJobs across the fleet: one fleet reconciler over
@@ -154,6 +158,7 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 	}
 	var leftOut []string
 	var refused string
+	unbound := false
 	switch {
 	case len(runs) > 0 || selected(cj):
 	case cj.Spec.RetryOf != nil:
@@ -161,12 +166,12 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 			return ctrl.Result{}, err
 		}
 	default:
-		if runs, leftOut, err = r.startRun(ctx, cj); err != nil {
+		if runs, leftOut, unbound, err = r.startRun(ctx, cj); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
 	in := fleet.Input{
-		Refused: refused, RetryOf: retrySource(cj, runs),
+		Refused: refused, RetryOf: retrySource(cj, runs), Unbound: unbound,
 		Spec: &cj.Spec, Runs: fleetRuns(runs), LeftOut: leftOut, Now: r.Clock.Now(), Created: cj.CreationTimestamp.Time,
 		EmptySelectionGrace: r.Options.EmptySelectionGrace,
 		Accepted:            ptr.Deref(cj.Status.AcceptedFailures, fleetv1.AcceptedFailures{}),

@@ -97,19 +97,25 @@ func fleetRuns(runs []fleetv1.MemberRun) []fleet.Run {
 // first ones admitted as hub/fleet decides, and returns them with the
 // clusters left out beyond MaxClusters. Creating one that exists is not an
 // error: a status write lost after a first try leaves them behind.
-func (r *Reconciler) startRun(ctx context.Context, cj *fleetv1.ClusterJob) ([]fleetv1.MemberRun, []string, error) {
-	names, leftOut, err := r.selectClusters(ctx, cj)
-	if err != nil || len(names) == 0 {
-		return nil, leftOut, err
+func (r *Reconciler) startRun(ctx context.Context, cj *fleetv1.ClusterJob) (runs []fleetv1.MemberRun, leftOut []string, unbound bool, err error) {
+	var sets []string
+	if r.Options.Tenancy {
+		if sets, err = r.boundSets(ctx, cj.Namespace); err != nil || len(sets) == 0 {
+			return nil, nil, err == nil, err
+		}
 	}
-	runs := make([]fleetv1.MemberRun, len(names))
+	names, leftOut, err := r.selectClusters(ctx, cj, sets)
+	if err != nil || len(names) == 0 {
+		return nil, leftOut, false, err
+	}
+	runs = make([]fleetv1.MemberRun, len(names))
 	for i, name := range names {
 		runs[i] = r.newMemberRun(cj, name)
 	}
 	if err := r.createRuns(ctx, cj, runs); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	return runs, leftOut, nil
+	return runs, leftOut, false, nil
 }
 
 // createRuns creates the run's MemberRuns, the first ones admitted as
@@ -154,7 +160,9 @@ func (r *Reconciler) newMemberRun(cj *fleetv1.ClusterJob, cluster string) fleetv
 
 // selectClusters returns the clusters the registration Secrets select,
 // sorted by name, and those that matched beyond MaxClusters, left out.
-func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob) (names, leftOut []string, err error) {
+// sets, when set, are the cluster sets the run may reach: a cluster of
+// another set never matches.
+func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob, sets []string) (names, leftOut []string, err error) {
 	selector, err := metav1.LabelSelectorAsSelector(cj.Spec.ClusterSelector)
 	if err != nil {
 		return nil, nil, fmt.Errorf("spec.clusterSelector: %w", err)
@@ -165,7 +173,7 @@ func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob)
 		return nil, nil, fmt.Errorf("listing registrations: %w", err)
 	}
 	for _, s := range secrets.Items {
-		if s.DeletionTimestamp.IsZero() && selector.Matches(labels.Set(s.Labels)) {
+		if s.DeletionTimestamp.IsZero() && selector.Matches(labels.Set(s.Labels)) && (sets == nil || slices.Contains(sets, fleetv1.SetOf(s.Labels))) {
 			names = append(names, s.Name)
 		}
 	}

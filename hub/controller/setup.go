@@ -85,6 +85,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 		For(&fleetv1.ClusterJob{}, append(onHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
 		Owns(&fleetv1.MemberRun{}, ownedOnHub...).
 		WatchesRawSource(source.TypedChannel(wakeJobs, handler.TypedEnqueueRequestsFromMapFunc(hubRequest))).
+		Watches(&fleetv1.ClusterSetBinding{}, r.toUnstartedClusterJobs, watchOnHub...).
 		WithOptions(options(4)).
 		WithClusterNotFoundWrapper(false).
 		Complete(mcreconcile.Func(r.reconcileClusterJob))

@@ -66,6 +66,9 @@ type Input struct {
 	// Refused, when set, is why the run cannot start: a retry of a run that
 	// cannot be retried (RetryTargets). It fails at once.
 	Refused string
+	// Unbound tells that the run's namespace has no ClusterSetBinding
+	// (tenancy on): it may select no cluster.
+	Unbound bool
 	// RetryOf is the run a retry runs again, once its clusters are chosen.
 	RetryOf *fleetv1.RetrySource
 	// BudgetSuspended tells that a failure budget suspended the run and no

@@ -207,6 +207,11 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 	switch {
 	case in.Refused != "":
 		progress = in.Refused
+	case len(in.Runs) == 0 && in.Unbound:
+		progress = fmt.Sprintf("no ClusterSetBinding in this namespace within %s of creation: its ClusterJobs may select no cluster until a platform admin binds a cluster set to it (kubectl fleetjob bind SET -n NAMESPACE)", in.EmptySelectionGrace)
+		if st.Phase == fleetv1.PhasePending {
+			progress = "waiting for a ClusterSetBinding in this namespace: its ClusterJobs may select clusters only of the cluster sets bound to it"
+		}
 	case len(in.Runs) == 0:
 		progress = fmt.Sprintf("no registered cluster matched spec.clusterSelector within %s of creation", in.EmptySelectionGrace)
 		if st.Phase == fleetv1.PhasePending {
@@ -256,6 +261,8 @@ func failedReason(st *fleetv1.ClusterJobStatus, in Input, d Decision) string {
 	switch {
 	case in.Refused != "":
 		return fleetv1.ReasonRetryRefused
+	case len(in.Runs) == 0 && in.Unbound:
+		return fleetv1.ReasonNoBoundClusterSets
 	case len(in.Runs) == 0:
 		return fleetv1.ReasonNoClusters
 	case d.Halt != nil && d.Halt.Reason == fleetv1.ReasonFailureBudgetExceeded:

@@ -23,6 +23,7 @@ package podsecurity
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,11 +42,26 @@ var evaluator = sync.OnceValues(func() (policy.Evaluator, error) {
 	return policy.NewEvaluator(policy.DefaultChecks(), nil)
 })
 
-// Check returns the checks of level that tmpl fails, each with its detail
-// ("privileged (container \"main\" must not set securityContext.privileged=true)"),
-// none when it meets the level. It is evaluated at the latest version of
-// the standard. An unknown level is an error: the API refuses it.
-func Check(level fleetv1.PodSecurityLevel, tmpl *corev1.PodTemplateSpec) ([]string, error) {
+// Failure is one check of a level that a template fails.
+type Failure struct {
+	// Check is the check's short name, "privileged" or "hostPath volumes".
+	Check string
+	// Detail says what failed it, naming the containers or volumes.
+	Detail string
+}
+
+// String is the check and its detail.
+func (f Failure) String() string {
+	if f.Detail == "" {
+		return f.Check
+	}
+	return f.Check + " (" + f.Detail + ")"
+}
+
+// Check returns the checks of level that tmpl fails, none when it meets
+// the level. It is evaluated at the latest version of the standard. An
+// unknown level is an error: the API refuses it.
+func Check(level fleetv1.PodSecurityLevel, tmpl *corev1.PodTemplateSpec) ([]Failure, error) {
 	lvl, err := psapi.ParseLevel(string(level))
 	if err != nil {
 		return nil, fmt.Errorf("podSecurity %q: %w", level, err)
@@ -54,16 +70,28 @@ func Check(level fleetv1.PodSecurityLevel, tmpl *corev1.PodTemplateSpec) ([]stri
 	if err != nil {
 		return nil, fmt.Errorf("building the Pod Security checks: %w", err)
 	}
-	var failed []string
+	var failed []Failure
 	for _, r := range e.EvaluatePod(psapi.LevelVersion{Level: lvl, Version: psapi.LatestVersion()}, &tmpl.ObjectMeta, &tmpl.Spec) {
-		if r.Allowed {
-			continue
+		if !r.Allowed {
+			failed = append(failed, Failure{Check: r.ForbiddenReason, Detail: r.ForbiddenDetail})
 		}
-		msg := r.ForbiddenReason
-		if r.ForbiddenDetail != "" {
-			msg += " (" + r.ForbiddenDetail + ")"
-		}
-		failed = append(failed, msg)
 	}
 	return failed, nil
+}
+
+// Describe says what failed, the checks' names first: a message cut
+// short still names them all.
+func Describe(failed []Failure) string {
+	checks, details := make([]string, len(failed)), make([]string, 0, len(failed))
+	for i, f := range failed {
+		checks[i] = f.Check
+		if f.Detail != "" {
+			details = append(details, f.Detail)
+		}
+	}
+	out := strings.Join(checks, ", ")
+	if len(details) > 0 {
+		out += ": " + strings.Join(details, "; ")
+	}
+	return out
 }

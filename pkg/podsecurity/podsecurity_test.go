@@ -41,7 +41,9 @@ func TestCheck(t *testing.T) {
 		s.Containers[0].SecurityContext = &corev1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false),
 			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
 	}
-	privileged := func(s *corev1.PodSpec) { s.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)} }
+	privileged := func(s *corev1.PodSpec) {
+		s.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+	}
 	hostPath := func(s *corev1.PodSpec) {
 		s.Volumes = []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
 	}
@@ -81,7 +83,7 @@ func TestCheck(t *testing.T) {
 			}
 			var got []string
 			for _, f := range failed {
-				got = append(got, strings.SplitN(f, " (", 2)[0])
+				got = append(got, f.Check)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Check() failed checks mismatch (-want +got):\n%s\nall: %q", diff, failed)
@@ -94,8 +96,16 @@ func TestCheckNamesTheContainer(t *testing.T) {
 	tmpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
 		{Name: "main", Image: "busybox", SecurityContext: &corev1.SecurityContext{Privileged: ptr.To(true)}}}}}
 	failed, err := Check(fleetv1.PodSecurityBaseline, tmpl)
-	if err != nil || len(failed) != 1 || !strings.Contains(failed[0], `"main"`) {
+	if err != nil || len(failed) != 1 || !strings.Contains(failed[0].Detail, `"main"`) {
 		t.Errorf("Check() = %q, %v; want one failure naming container \"main\"", failed, err)
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	got := Describe([]Failure{{Check: "privileged", Detail: `container "main" must not set securityContext.privileged=true`}, {Check: "host namespaces", Detail: "hostPID=true"}})
+	want := `privileged, host namespaces: container "main" must not set securityContext.privileged=true; hostPID=true`
+	if got != want {
+		t.Errorf("Describe() = %q, want %q", got, want)
 	}
 }
 

@@ -112,6 +112,10 @@ var _ = BeforeSuite(func() {
 		go m.runner.run(ctx)
 		members[name] = m
 	}
+	// What a fresh hub needs: the set default, which holds every cluster
+	// registered without a set, bound to namespace default.
+	Expect(hubC.Create(ctx, &fleetv1.ClusterSet{ObjectMeta: metav1.ObjectMeta{Name: fleetv1.DefaultClusterSet}})).To(Succeed())
+	Expect(hubC.Create(ctx, binding("default", fleetv1.DefaultClusterSet))).To(Succeed())
 	// Different node counts, zone labels for perNodeGroup.
 	createNodes(members["member-a"], "a", 4)
 	createNodes(members["member-b"], "b", 7)
@@ -182,6 +186,9 @@ type hubOptions struct {
 	// calls, when set, counts the reconcilers' calls through each member's
 	// clients.
 	calls *callCounter
+	// tenancyOff is --tenancy=off; the suite's hub runs with it on, and
+	// namespace default has the set default bound.
+	tenancyOff bool
 }
 
 // testHubID is the identity of the suite's hub.
@@ -233,11 +240,12 @@ func startHub(o hubOptions) func() {
 			MemberErrorTimeout: o.errorTimeout, EmptySelectionGrace: o.emptySelectionGrace, ConnectTimeout: 10 * time.Second,
 			// No minimum age: specs create orphans and want them gone at
 			// once; the live check of each ClusterJob still guards runs.
-			HubID: o.hubID, GCInterval: o.gcInterval,
+			HubID: o.hubID, GCInterval: o.gcInterval, Tenancy: !o.tenancyOff,
 		},
 	}
 	Expect(r.SetupWithManager(ctx)).To(Succeed())
 	Expect(provider.SetupWithManager(mgr)).To(Succeed())
+	Expect((&controller.ClusterSetReconciler{Hub: local.GetClient(), RegistrationNamespace: workNamespace}).SetupWithManager(local)).To(Succeed())
 	mgrCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -250,6 +258,11 @@ func startHub(o hubOptions) func() {
 		}
 	}()
 	return func() { stop(); <-done }
+}
+
+// binding is the ClusterSetBinding of set in namespace.
+func binding(namespace, set string) *fleetv1.ClusterSetBinding {
+	return &fleetv1.ClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: set}, Spec: fleetv1.ClusterSetBindingSpec{ClusterSet: set}}
 }
 
 // register creates the hub Secret of a member as `user`, with labels.
