@@ -202,17 +202,21 @@ func (f *fleet) kubectlOK(cluster string, args ...string) string {
 	return out
 }
 
-// installCRDs applies the ClusterJob and MemberRun CRDs on the hub and
-// waits until they are served. Server-side: the CRD is larger than client-side apply's
-// last-applied annotation allows.
+// installCRDs applies the CRDs and the cluster-set binding policy on the
+// hub, waits until they are served, and creates what a fresh hub needs:
+// the set default bound to namespace default. Server-side: the ClusterJob
+// CRD is larger than client-side apply's last-applied annotation allows.
 func (f *fleet) installCRDs() {
 	f.kubectlOK("hub", "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(f.root, "config", "crd", "bases"))
 	// `kubectl wait` fails rather than waits while a new CRD has no
 	// conditions yet, hence the retries.
 	Eventually(func() error {
-		_, err := f.run("hub", "", "wait", "--for=condition=Established", "crd/clusterjobs.fleetjob.io", "crd/memberruns.fleetjob.io", "--timeout=10s")
+		_, err := f.run("hub", "", "wait", "--for=condition=Established", "crd/clusterjobs.fleetjob.io", "crd/memberruns.fleetjob.io",
+			"crd/clustersets.fleetjob.io", "crd/clustersetbindings.fleetjob.io", "--timeout=10s")
 		return err
 	}).WithTimeout(time.Minute).Should(Succeed())
+	f.kubectlOK("hub", "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(f.root, "config", "admission", "clusterset_bind.yaml"))
+	f.kubectlOK("hub", "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(f.root, "config", "samples", "tenancy", "default.yaml"))
 }
 
 // ensureNamespace creates the namespace in c unless it exists.

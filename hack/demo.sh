@@ -115,7 +115,7 @@ check_pinning() {
 # instead of waiting while a new CRD has no conditions yet.
 wait_established() {
   local deadline=$((SECONDS + 60)) crd
-  for crd in clusterjobs.fleetjob.io memberruns.fleetjob.io; do
+  for crd in clusterjobs.fleetjob.io memberruns.fleetjob.io clustersets.fleetjob.io clustersetbindings.fleetjob.io; do
     until [[ "$(hub get crd "${crd}" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" == True ]]; do
       ((SECONDS < deadline)) || fail "the CRD ${crd} did not become Established within 60s"
       sleep 1
@@ -130,6 +130,11 @@ cmd_up() {
   "${ROOT}/hack/fleet.sh" up
   hub apply --server-side -f "${ROOT}/config/crd/bases" >/dev/null
   wait_established
+  # What a fresh hub needs: the policy that guards cluster-set bindings, and
+  # the set default (every cluster registered without a set) bound to
+  # namespace default, where the sample runs.
+  hub apply --server-side -f "${ROOT}/config/admission/clusterset_bind.yaml" >/dev/null
+  hub apply --server-side -f "${ROOT}/config/samples/tenancy/default.yaml" >/dev/null
   hub create namespace "${NS}" --dry-run=client -o yaml | hub apply -f - >/dev/null
   local i=0 m
   for m in $(members); do

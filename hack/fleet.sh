@@ -32,6 +32,8 @@
 #                       what Stage objects say; fleet.sh applies kwok's default
 #                       node and pod stages, and tests may add their own (for
 #                       example a Stage failing pods on a chosen node).
+#                       "Logs", "ClusterLogs": kwok serves pods' logs from the
+#                       files such objects name (e2e: "Stage,Logs,ClusterLogs").
 #   FLEET_KWOK_EXTRA_ARGS  extra component flags for kwokctl, space separated
 #                       component=key=value, e.g. "kube-controller-manager=leader-elect=false"
 #                       [""]. On a loaded machine a member's controller-manager

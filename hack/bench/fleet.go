@@ -199,9 +199,10 @@ func restConfig(kubeconfig string, qps float64, burst int) (*rest.Config, error)
 	return cfg, nil
 }
 
-// installCRDs applies the ClusterJob CRD on the hub (server-side: it is
-// larger than client-side apply's last-applied annotation allows) and
-// waits until it is served.
+// installCRDs applies the CRDs on the hub (server-side: the ClusterJob CRD
+// is larger than client-side apply's last-applied annotation allows),
+// waits until they are served, and binds the set default to the bench's
+// namespace, as a fresh hub needs.
 func (b *bench) installCRDs(ctx context.Context, f *fleet) error {
 	kubectl := filepath.Join(b.k8sBin(), "kubectl")
 	hub := "--kubeconfig=" + f.kubeconfig("hub")
@@ -214,7 +215,11 @@ func (b *bench) installCRDs(ctx context.Context, f *fleet) error {
 	var err error
 	for range 30 {
 		if err = b.runLogged(ctx, "kubectl", nil, kubectl, hub, "wait", "--for=condition=Established",
-			"crd/clusterjobs.fleetjob.io", "crd/memberruns.fleetjob.io", "--timeout=10s"); err == nil {
+			"crd/clusterjobs.fleetjob.io", "crd/memberruns.fleetjob.io", "crd/clustersets.fleetjob.io", "crd/clustersetbindings.fleetjob.io", "--timeout=10s"); err == nil {
+			tenancy := filepath.Join(b.root, "config", "samples", "tenancy", "default.yaml")
+			if err := b.runLogged(ctx, "kubectl", nil, kubectl, hub, "apply", "--server-side", "-f", tenancy); err != nil {
+				return fmt.Errorf("binding the cluster set default: %w", err)
+			}
 			return nil
 		}
 		if !sleep(ctx, time.Second) {
