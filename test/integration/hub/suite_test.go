@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -186,6 +187,8 @@ type hubOptions struct {
 	// calls, when set, counts the reconcilers' calls through each member's
 	// clients.
 	calls *callCounter
+	// config is the hub's identity; default: the envtest admin's.
+	config *rest.Config
 	// tenancyOff is --tenancy=off; the suite's hub runs with it on, and
 	// namespace default has the set default bound.
 	tenancyOff bool
@@ -216,7 +219,11 @@ func startHub(o hubOptions) func() {
 		Namespace: workNamespace, QPS: 100, Burst: 200,
 		RequestTimeout: 5 * time.Second, ConnectTimeout: 10 * time.Second, HealthInterval: 500 * time.Millisecond,
 	})
-	mgr, err := mcmanager.New(hubEnv.Config, provider, mcmanager.Options{
+	cfg := hubEnv.Config
+	if o.config != nil {
+		cfg = o.config
+	}
+	mgr, err := mcmanager.New(cfg, provider, mcmanager.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
