@@ -50,7 +50,7 @@ log() { printf '[e2e] %s\n' "$*" >&2; }
 E2E_PROVIDER="${E2E_PROVIDER:-$(FLEET_PROVIDER='' "${ROOT}/hack/fleet.sh" provider)}"
 export E2E_PROVIDER FLEET_PROVIDER="${E2E_PROVIDER}"
 if [[ "${E2E_PROVIDER}" == kwok ]]; then
-  export FLEET_KWOK_CRDS=Stage
+  export FLEET_KWOK_CRDS=Stage,Logs,ClusterLogs
 fi
 
 # Another kwok fleet's control planes would compete for the same ports.
