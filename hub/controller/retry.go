@@ -51,12 +51,36 @@ func (r *Reconciler) startRetry(ctx context.Context, cj *fleetv1.ClusterJob) (ru
 	if refused != "" {
 		return nil, refused, nil
 	}
+	if refused, err := r.unboundTarget(ctx, cj.Namespace, targets); err != nil || refused != "" {
+		return nil, refused, err
+	}
 	runs = make([]fleetv1.MemberRun, len(targets))
 	for i, t := range targets {
 		runs[i] = r.newMemberRun(cj, t.Cluster)
 		runs[i].Spec.RetryOf = &fleetv1.MemberRetry{ClusterJob: parent.Name, ClusterJobUID: string(parent.UID), Unreachable: t.Unreachable}
 	}
 	return runs, "", r.createRuns(ctx, cj, runs)
+}
+
+// unboundTarget names a cluster of a retry that is, now, in a cluster set
+// not bound to the retry's namespace (tenancy on): a binding removed since
+// the parent ran must not be outlived by retrying it. "" when there is
+// none.
+func (r *Reconciler) unboundTarget(ctx context.Context, namespace string, targets []fleet.RetryTarget) (string, error) {
+	if !r.Options.Tenancy {
+		return "", nil
+	}
+	sets, err := r.boundSets(ctx, namespace)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range targets {
+		m, ok := r.Members.Member(t.Cluster)
+		if set := fleetv1.SetOf(m.Labels); ok && !slices.Contains(sets, set) {
+			return fmt.Sprintf("spec.retryOf.name: cluster %s of the parent run is in cluster set %s, which is not bound to namespace %s", t.Cluster, set, namespace), nil
+		}
+	}
+	return "", nil
 }
 
 // parentOf is the ClusterJob a retry names, nil when there is none. A
