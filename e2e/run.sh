@@ -7,8 +7,9 @@
 # deletes the fleet at the end, keeping the suite's exit code.
 #
 #   kwok  (E2E_PROVIDER=kwok) control planes as local processes with fake
-#         nodes and kwok's Stage CRD, so that specs can fail pods on a
-#         chosen node; the suite starts bin/fleetjob-hub itself.
+#         nodes and kwok's Stage, Logs and ClusterLogs CRDs, so that specs
+#         can fail pods or nodes on a chosen node and serve a pod's logs
+#         from a file; the suite starts bin/fleetjob-hub itself.
 #   kind  (E2E_PROVIDER=kind, needs Docker) three kind clusters; the hub
 #         controller image is built, loaded into the hub and deployed there
 #         with `make deploy`; the suite registers the members (with
