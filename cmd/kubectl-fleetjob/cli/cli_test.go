@@ -97,6 +97,17 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"retry", "x", "--include", "failed,lost"}, `--include "lost" is not a kind of node to retry: use failed, skipped, unreachable or notrun`},
 		{[]string{"retry", "x", "--name", "x"}, `--name "x" is the ClusterJob to retry: a run cannot retry itself`},
 		{[]string{"retry", "x", "--name", "Again"}, `--name "Again" is not a valid ClusterJob name`},
+		{[]string{"register", "eu-1", "--member-context", "member", "--cluster-set", "Team_A", "--dry-run"}, `--cluster-set "Team_A" is not a valid cluster set name`},
+		{[]string{"register", "eu-1", "--member-context", "member", "--cluster-set", "team-a", "--label", "fleetjob.io/cluster-set=team-b", "--dry-run"}, "--label fleetjob.io/cluster-set=team-b conflicts with --cluster-set team-a"},
+		{[]string{"register", "eu-1", "--member-context", "member", "--label", "fleetjob.io/cluster-set=", "--dry-run"}, `--label fleetjob.io/cluster-set "" is not a valid cluster set name`},
+		{[]string{"clustersets", "x"}, `unknown command "x"`},
+		{[]string{"clustersets", "-o", "name"}, "-o name is not supported here: use one of wide, yaml, json"},
+		{[]string{"bind"}, "bind takes exactly one argument, SET (the cluster set name); got 0"},
+		{[]string{"bind", "Team_A"}, `SET "Team_A" is not a valid cluster set name`},
+		{[]string{"bind", "team-a", "-o", "yaml"}, "-o prints the ClusterSetBinding --dry-run would create: add --dry-run"},
+		{[]string{"bind", "team-a", "--dry-run", "-o", "wide"}, "-o wide is not supported here: use one of yaml, json"},
+		{[]string{"unbind", "a", "b"}, "unbind takes exactly one argument, SET (the cluster set name); got 2"},
+		{[]string{"unbind", "Team_A"}, `SET "Team_A" is not a valid cluster set name`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			_, _, err := execute(t, append([]string{"--kubeconfig", kubeconfig}, tc.args...)...)

@@ -26,8 +26,10 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/member"
 	"github.com/fleetjob/fleetjob/pkg/kubeconfig"
@@ -46,16 +48,28 @@ type registerOptions struct {
 	workNamespace string
 	labelArgs     []string
 	labels        map[string]string
+	clusterSet    string
+	// set is the cluster set the registration is in: --cluster-set, the
+	// one a --label names, or the default set.
+	set           string
 	server        string
 	tokenDuration time.Duration
 	dryRun        bool
 	output        string
+	// hub reads the set's ClusterSet: options.hubClient, a fake client in
+	// tests.
+	hub func() (client.WithWatch, error)
 }
 
 func newRegister(o *options) *cobra.Command {
-	r := &registerOptions{options: o}
+	return registerCommand(&registerOptions{options: o, hub: o.hubClient})
+}
+
+// registerCommand is `register` with r's flags and hub client, which tests
+// give a fake one.
+func registerCommand(r *registerOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "register NAME --member-context CONTEXT",
+		Use:   "register NAME --member-context CONTEXT [--cluster-set SET]",
 		Short: "Register a member cluster with a least-privilege identity",
 		Long: `Register a member cluster with the hub (the current context).
 
@@ -67,10 +81,25 @@ proves with SelfSubjectAccessReviews made with the token that it may do what
 the hub needs and may not read Secrets, run pods, change nodes or work in
 other namespaces. Only then does it write the registration Secret on the hub.
 
-Running it again changes nothing but the token: run it before the token
-expires to rotate it.`,
+The cluster is in one cluster set: --cluster-set SET labels the registration
+fleetjob.io/cluster-set=SET; without it the cluster is in the set default.
+ClusterJobs reach it only from namespaces the set is bound to (see kubectl
+fleetjob bind). The work namespace is labelled
+pod-security.kubernetes.io/enforce with the Pod Security level of the set's
+ClusterSet on the hub (baseline when the set has none), so the member
+enforces the level the hub checks pod templates against; Kubernetes' own
+namespaces (default, kube-*) are left unlabelled.
+
+Running it again changes nothing but the token, and the work namespace's
+level if the set's has changed: run it before the token expires to rotate
+it, and after changing a ClusterSet's podSecurity. Each run sets the
+registration's labels and set anew: a run without --cluster-set puts the
+cluster back in the set default.`,
 		Example: `  # Register the cluster of context kind-eu-1 as eu-1, selectable by env and region
   kubectl fleetjob register eu-1 --member-context kind-eu-1 --label env=prod --label region=eu
+
+  # Register eu-2 in the cluster set team-a, with the set's Pod Security level
+  kubectl fleetjob register eu-2 --member-context kind-eu-2 --cluster-set team-a
 
   # A kind member: the hub reaches it on the kind network, not on localhost
   kubectl fleetjob register eu-1 --member-context kind-eu-1 --server https://eu-1-control-plane:6443
@@ -90,9 +119,10 @@ expires to rotate it.`,
 	r.member.addFlags(flags)
 	addWorkNamespaceFlag(flags, &r.workNamespace, "Member namespace where the hub runs its Jobs")
 	flags.StringArrayVar(&r.labelArgs, "label", nil, "Label key=value of the registration, for spec.clusterSelector (repeatable)")
+	flags.StringVar(&r.clusterSet, "cluster-set", "", "Cluster set of the cluster, as the registration label "+fleetv1.ClusterSetLabel+" (default: the set "+fleetv1.DefaultClusterSet+")")
 	flags.StringVar(&r.server, "server", "", "Member API server URL as the hub reaches it (default: the member context's server)")
 	flags.DurationVar(&r.tokenDuration, "token-duration", 365*24*time.Hour, "Requested lifetime of the hub's token; the member may grant less")
-	flags.BoolVar(&r.dryRun, "dry-run", false, "Print what would be applied; change nothing")
+	flags.BoolVar(&r.dryRun, "dry-run", false, "Print what would be applied; change nothing (the hub is read for the set's Pod Security level)")
 	flags.StringVarP(&r.output, "output", "o", "", "Print the objects as yaml or json (the token redacted)")
 	return cmd
 }
@@ -121,6 +151,9 @@ func (r *registerOptions) validate() error {
 	if r.labels, err = hub.ParseLabels(r.labelArgs); err != nil {
 		return err
 	}
+	if r.set, err = hub.JoinSet(r.labels, r.clusterSet); err != nil {
+		return err
+	}
 	return checkOutput(r.output, "yaml", "json")
 }
 
@@ -137,26 +170,82 @@ func (r *registerOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	objs := member.Build(r.workNamespace)
+	policy, err := r.setPolicy(ctx)
+	if err != nil {
+		return err
+	}
+	objs := member.Build(r.workNamespace, policy.PodSecurity)
 	if r.dryRun {
-		return r.printDryRun(memberCtx, objs, ep)
+		return r.printDryRun(memberCtx, objs, ep, policy)
 	}
 	hubCS, err := r.hubClientset()
 	if err != nil {
 		return err
 	}
-	if err := hub.CheckNamespace(ctx, hubCS, r.registrationNamespace); err != nil {
+	if err := r.checkHub(ctx, hubCS); err != nil {
 		return err
 	}
 	reg, proof, err := r.prepareMember(ctx, memberCtx, memberCfg, memberCS, objs, ep)
 	if err != nil {
 		return err
 	}
-	proof.created, err = hub.Apply(ctx, hubCS, r.registrationNamespace, reg, member.FieldManager)
-	if err != nil {
+	if proof.created, err = r.writeRegistration(ctx, hubCS, reg); err != nil {
 		return err
 	}
-	return r.report(memberCtx, objs, ep, proof)
+	return r.report(memberCtx, objs, ep, proof, policy)
+}
+
+// setPolicy reads the Pod Security level of the registration's set from
+// the hub, within hubTimeout. A dry run reads it too: the namespace it
+// prints must carry the level the hub holds.
+func (r *registerOptions) setPolicy(ctx context.Context) (hub.SetPolicy, error) {
+	c, err := r.hub()
+	if err != nil {
+		return hub.SetPolicy{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, hubTimeout)
+	defer cancel()
+	return hub.GetSetPolicy(ctx, c, r.set)
+}
+
+// checkHub checks the registration namespace, within hubTimeout.
+func (r *registerOptions) checkHub(ctx context.Context, cs kubernetes.Interface) error {
+	ctx, cancel := context.WithTimeout(ctx, hubTimeout)
+	defer cancel()
+	return hub.CheckNamespace(ctx, cs, r.registrationNamespace)
+}
+
+// writeRegistration writes the registration Secret, within hubTimeout.
+func (r *registerOptions) writeRegistration(ctx context.Context, cs kubernetes.Interface, reg hub.Registration) (created bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, hubTimeout)
+	defer cancel()
+	return hub.Apply(ctx, cs, r.registrationNamespace, reg, member.FieldManager)
+}
+
+// policyNote says what Pod Security level the member's work namespace
+// enforces. warn tells that it is not what the user may expect: the set
+// has no ClusterSet object, or the namespace is Kubernetes' own and keeps
+// its labels.
+func (r *registerOptions) policyNote(p hub.SetPolicy) (note string, warn bool) {
+	switch {
+	case !member.EnforcesPodSecurity(r.workNamespace):
+		return fmt.Sprintf("namespace %s is Kubernetes' own: register leaves its Pod Security labels alone; the hub still holds pod templates to level %s of cluster set %s", r.workNamespace, p.PodSecurity, p.Set), true
+	case !p.Defined:
+		return fmt.Sprintf("cluster set %s has no ClusterSet object: its clusters get the default Pod Security level %s", p.Set, p.PodSecurity), true
+	}
+	return fmt.Sprintf("cluster set %s: namespace %s of the member enforces its Pod Security level %s", p.Set, r.workNamespace, p.PodSecurity), false
+}
+
+// printPolicyNote prints the note of p in a text report, and to stderr,
+// when it warns, beside -o output.
+func (r *registerOptions) printPolicyNote(p hub.SetPolicy) {
+	note, warn := r.policyNote(p)
+	switch {
+	case r.output == "":
+		fmt.Fprintln(r.streams.Out, note)
+	case warn:
+		fmt.Fprintln(r.streams.ErrOut, note)
+	}
 }
 
 func (r *registerOptions) endpoint(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface) (member.Endpoint, error) {
@@ -219,12 +308,14 @@ func (r *registerOptions) verify(ctx context.Context, memberCfg *rest.Config, kc
 	return member.Verify(ctx, cs, r.workNamespace)
 }
 
-func (r *registerOptions) report(memberCtx string, objs member.Objects, ep member.Endpoint, o outcome) error {
+func (r *registerOptions) report(memberCtx string, objs member.Objects, ep member.Endpoint, o outcome, p hub.SetPolicy) error {
 	if r.output != "" {
+		r.printPolicyNote(p)
 		return r.printObjects(memberCtx, objs, ep, redactedToken)
 	}
 	w := r.streams.Out
 	fmt.Fprintf(w, "member context %s: applied %s\n", memberCtx, strings.Join(objs.Names(), ", "))
+	r.printPolicyNote(p)
 	fmt.Fprintf(w, "token of serviceaccount %s/%s expires %s (in %s): run register again before then to rotate it\n",
 		r.workNamespace, member.ServiceAccountName, o.token.Expires.UTC().Format(time.RFC3339), approximately(time.Until(o.token.Expires)))
 	fmt.Fprintf(w, "verified as %s: %d permissions granted, %d refused as they must be\n",
@@ -238,12 +329,14 @@ func (r *registerOptions) report(memberCtx string, objs member.Objects, ep membe
 	return nil
 }
 
-func (r *registerOptions) printDryRun(memberCtx string, objs member.Objects, ep member.Endpoint) error {
+func (r *registerOptions) printDryRun(memberCtx string, objs member.Objects, ep member.Endpoint, p hub.SetPolicy) error {
 	if r.output != "" {
+		r.printPolicyNote(p)
 		return r.printObjects(memberCtx, objs, ep, DryRunToken)
 	}
 	w := r.streams.Out
 	fmt.Fprintf(w, "member context %s: would apply %s (dry run)\n", memberCtx, strings.Join(objs.Names(), ", "))
+	r.printPolicyNote(p)
 	fmt.Fprintf(w, "member context %s: would mint a token of serviceaccount %s/%s valid for %s (dry run)\n", memberCtx, r.workNamespace, member.ServiceAccountName, approximately(r.tokenDuration))
 	fmt.Fprintf(w, "hub: would create or update secret/%s in namespace %s, connecting to %s (dry run)\n", r.name, r.registrationNamespace, ep.Server)
 	return nil

@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -28,10 +29,20 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"k8s.io/client-go/util/cert"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -40,7 +51,8 @@ const adminToken = "member-admin-token-never-printed"
 
 // testKubeconfig writes a kubeconfig with an unreachable hub (current
 // context) and a member context whose user runs a plugin: the CLI may use
-// any credential of the user's own, and a dry run contacts no cluster.
+// any credential of the user's own, and a dry run contacts no member.
+// What a command reads from the hub, tests give it with a fake client.
 func testKubeconfig(t *testing.T) (path string, ca []byte) {
 	t.Helper()
 	ca, _, err := cert.GenerateSelfSignedCertKey("member.example", nil, nil)
@@ -64,6 +76,9 @@ func testKubeconfig(t *testing.T) (path string, ca []byte) {
 	return path, ca
 }
 
+// execute runs the whole command, args after the command name, against
+// the unreachable hub of kubeconfig: for what fails before the hub is
+// asked anything.
 func execute(t *testing.T, args ...string) (string, string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -73,33 +88,116 @@ func execute(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errOut.String(), err
 }
 
+// runOn runs one subcommand, built by build on the options of kubeconfig
+// (its hub context, namespace ops, the default registration namespace),
+// with args; like the root command it prints no usage and returns errors.
+func runOn(t *testing.T, kubeconfig string, build func(*options) *cobra.Command, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	o := &options{config: genericclioptions.NewConfigFlags(true), streams: genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, registrationNamespace: hub.DefaultNamespace}
+	o.config.KubeConfig, o.config.Namespace = ptr.To(kubeconfig), ptr.To("ops")
+	cmd := build(o)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), errOut.String(), err
+}
+
+// fakeHub is a hub holding objs, whose every request must come with a
+// deadline, as each command bounds what it asks of the hub.
+func fakeHub(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) func() (client.WithWatch, error) {
+	t.Helper()
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build()
+	bounded := func(ctx context.Context) {
+		if _, ok := ctx.Deadline(); !ok {
+			t.Errorf("a request to the hub without a deadline")
+		}
+	}
+	return func() (client.WithWatch, error) {
+		return interceptor.NewClient(interceptor.NewClient(c, funcs), interceptor.Funcs{
+			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+				bounded(ctx)
+				return c.Get(ctx, key, obj, opts...)
+			},
+			List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+				bounded(ctx)
+				return c.List(ctx, list, opts...)
+			},
+			Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				bounded(ctx)
+				return c.Create(ctx, obj, opts...)
+			},
+			Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+				bounded(ctx)
+				return c.Delete(ctx, obj, opts...)
+			},
+		}), nil
+	}
+}
+
+func clusterSetOf(name string, level fleetv1.PodSecurityLevel) *fleetv1.ClusterSet {
+	return &fleetv1.ClusterSet{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: fleetv1.ClusterSetSpec{PodSecurity: level}}
+}
+
+// registerOn is `register` against a hub holding ClusterSet team-a at
+// level restricted, and no ClusterSet default.
+func registerOn(t *testing.T, kubeconfig string, funcs interceptor.Funcs) func(*options) *cobra.Command {
+	hubC := fakeHub(t, funcs, clusterSetOf("team-a", fleetv1.PodSecurityRestricted))
+	return func(o *options) *cobra.Command { return registerCommand(&registerOptions{options: o, hub: hubC}) }
+}
+
 func TestRegisterDryRun(t *testing.T) {
 	kubeconfig, ca := testKubeconfig(t)
+	const noObject = "cluster set default has no ClusterSet object: its clusters get the default Pod Security level baseline\n"
 	for _, tc := range []struct {
-		name   string
-		args   []string
-		golden string
+		name       string
+		args       []string
+		golden     string
+		wantErrOut string
 	}{
 		{
-			name:   "yaml",
-			args:   []string{"register", "eu-1", "--member-context", "member", "--label", "env=prod", "--label", "region=eu", "--dry-run", "-o", "yaml"},
-			golden: "register-dry-run.yaml",
+			name:       "yaml",
+			args:       []string{"eu-1", "--member-context", "member", "--label", "env=prod", "--label", "region=eu", "--dry-run", "-o", "yaml"},
+			golden:     "register-dry-run.yaml",
+			wantErrOut: noObject,
 		},
 		{
-			name:   "json, work namespace and server",
-			args:   []string{"register", "eu-1", "--member-context", "member-sso", "--work-namespace", "jobs", "--server", "https://eu-1-control-plane:6443", "--dry-run", "-o", "json"},
-			golden: "register-dry-run.json",
+			name:       "json, work namespace and server",
+			args:       []string{"eu-1", "--member-context", "member-sso", "--work-namespace", "jobs", "--server", "https://eu-1-control-plane:6443", "--dry-run", "-o", "json"},
+			golden:     "register-dry-run.json",
+			wantErrOut: noObject,
 		},
 		{
 			name:   "text",
-			args:   []string{"register", "eu-1", "--member-context", "member", "--dry-run"},
+			args:   []string{"eu-1", "--member-context", "member", "--dry-run"},
 			golden: "register-dry-run.txt",
+		},
+		{
+			name:   "yaml, a cluster set with a ClusterSet",
+			args:   []string{"eu-2", "--member-context", "member", "--cluster-set", "team-a", "--dry-run", "-o", "yaml"},
+			golden: "register-dry-run-cluster-set.yaml",
+		},
+		{
+			name:   "text, a cluster set with a ClusterSet",
+			args:   []string{"eu-2", "--member-context", "member", "--cluster-set", "team-a", "--dry-run"},
+			golden: "register-dry-run-cluster-set.txt",
+		},
+		{
+			name:       "yaml, Kubernetes' own namespace",
+			args:       []string{"eu-3", "--member-context", "member", "--work-namespace", "default", "--dry-run", "-o", "yaml"},
+			golden:     "register-dry-run-default-namespace.yaml",
+			wantErrOut: "namespace default is Kubernetes' own: register leaves its Pod Security labels alone; the hub still holds pod templates to level baseline of cluster set default\n",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, errOut, err := execute(t, append([]string{"--kubeconfig", kubeconfig}, tc.args...)...)
+			out, errOut, err := runOn(t, kubeconfig, registerOn(t, kubeconfig, interceptor.Funcs{}), tc.args...)
 			if err != nil {
 				t.Fatalf("register --dry-run: %v\n%s", err, errOut)
+			}
+			if diff := cmp.Diff(tc.wantErrOut, errOut); diff != "" {
+				t.Errorf("stderr (-want +got):\n%s", diff)
 			}
 			for _, secret := range []string{adminToken, "hub-token"} {
 				if strings.Contains(out+errOut, secret) {
@@ -127,7 +225,7 @@ func TestRegisterDryRun(t *testing.T) {
 
 func TestRegisterDryRunJSONIsAList(t *testing.T) {
 	kubeconfig, _ := testKubeconfig(t)
-	out, _, err := execute(t, "--kubeconfig", kubeconfig, "register", "eu-1", "--member-context", "member", "--dry-run", "-o", "json")
+	out, _, err := runOn(t, kubeconfig, registerOn(t, kubeconfig, interceptor.Funcs{}), "eu-1", "--member-context", "member", "--dry-run", "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,5 +245,21 @@ func TestRegisterDryRunJSONIsAList(t *testing.T) {
 	want := []string{"Namespace", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Secret"}
 	if list.Kind != "List" || !cmp.Equal(want, kinds) {
 		t.Errorf("-o json is a %s of %v, want a List of %v", list.Kind, kinds, want)
+	}
+}
+
+// TestRegisterNeedsTheSetLevel: without the set's level from the hub,
+// register prints nothing, even in a dry run.
+func TestRegisterNeedsTheSetLevel(t *testing.T) {
+	kubeconfig, _ := testKubeconfig(t)
+	refused := interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+		return errors.New("connection refused")
+	}}
+	out, _, err := runOn(t, kubeconfig, registerOn(t, kubeconfig, refused), "eu-2", "--member-context", "member", "--cluster-set", "team-a", "--dry-run", "-o", "yaml")
+	if diff := cmp.Diff("reading clusterset team-a on the hub: connection refused", errString(err)); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
+	}
+	if out != "" {
+		t.Errorf("printed %q after an error, want nothing", out)
 	}
 }

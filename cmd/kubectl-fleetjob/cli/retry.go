@@ -38,11 +38,15 @@ import (
 	"github.com/fleetjob/fleetjob/pkg/naming"
 )
 
-// hubTimeout bounds what retry asks of the hub before it follows the run:
-// reading the parent, listing its MemberRuns (up to MaxClusters of them)
-// and creating the retry. Each takes well under a second on a healthy
-// hub; 30s leaves room for a busy one, and past it the hub is down or
-// overloaded, which the user learns instead of waiting on a hung command.
+// hubTimeout bounds each step a command asks of the hub: what retry does
+// before it follows the run (reading the parent, listing its MemberRuns,
+// up to MaxClusters of them, and creating the retry); register's read of
+// the set's ClusterSet, its namespace check and its Secret write, each on
+// its own, as the member work between them may take longer; the lists of
+// clustersets; bind's create and unbind's delete. Each takes well under a
+// second on a healthy hub; 30s leaves room for a busy one, and past it the
+// hub is down or overloaded, which the user learns instead of waiting on a
+// hung command.
 const hubTimeout = 30 * time.Second
 
 // retryKinds are the values of --include, in the canonical order the

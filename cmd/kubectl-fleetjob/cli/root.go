@@ -62,7 +62,8 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Use:   "kubectl-fleetjob",
 		Short: "Register member clusters and follow ClusterJob runs",
 		Long: `kubectl fleetjob registers member clusters with the fleetjob hub, with an
-identity that may do what the hub needs and nothing more, and follows
+identity that may do what the hub needs and nothing more, in cluster sets
+that it binds to the namespaces whose ClusterJobs may use them, and follows
 ClusterJob runs across the fleet. The hub is the current kubeconfig context.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -74,7 +75,8 @@ ClusterJob runs across the fleet. The hub is the current kubeconfig context.`,
 	flags := cmd.PersistentFlags()
 	o.config.AddFlags(flags)
 	flags.StringVar(&o.registrationNamespace, "registration-namespace", hub.DefaultNamespace, "Hub namespace of the registration Secrets (the hub's --registration-namespace)")
-	cmd.AddCommand(newRegister(o), newUnregister(o), newClusters(o), newStatus(o), newPlan(o), newLogs(o), newSuspend(o, true), newSuspend(o, false), newRetry(o))
+	cmd.AddCommand(newRegister(o), newUnregister(o), newClusters(o), newStatus(o), newPlan(o), newLogs(o), newSuspend(o, true), newSuspend(o, false), newRetry(o),
+		newClusterSets(o), newBind(o), newUnbind(o))
 	return cmd
 }
 

@@ -24,8 +24,11 @@ package member
 import (
 	"context"
 	"fmt"
+	"maps"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/access"
+	"github.com/fleetjob/fleetjob/pkg/podsecurity"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,12 +70,18 @@ type Objects struct {
 	ClusterRoleBinding *rbacv1ac.ClusterRoleBindingApplyConfiguration
 }
 
-// Build returns the member objects for work namespace ns.
-func Build(ns string) Objects {
+// Build returns the member objects for work namespace ns, whose Jobs'
+// pods the member's PodSecurity admission holds to level, the Pod Security
+// level of the cluster's set (see EnforcesPodSecurity).
+func Build(ns string, level fleetv1.PodSecurityLevel) Objects {
 	labels := map[string]string{"app.kubernetes.io/managed-by": managedByValue, "app.kubernetes.io/part-of": "fleetjob"}
+	nsLabels := maps.Clone(labels)
+	if EnforcesPodSecurity(ns) {
+		nsLabels[podsecurity.EnforceLabel] = string(level)
+	}
 	subject := rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(ServiceAccountName).WithNamespace(ns)
 	return Objects{
-		Namespace:      corev1ac.Namespace(ns).WithLabels(labels),
+		Namespace:      corev1ac.Namespace(ns).WithLabels(nsLabels),
 		ServiceAccount: corev1ac.ServiceAccount(ServiceAccountName, ns).WithLabels(labels),
 		Role: rbacv1ac.Role(RoleName, ns).WithLabels(labels).WithRules(
 			rbacv1ac.PolicyRule().WithAPIGroups("batch").WithResources("jobs").WithVerbs(access.WorkVerbs...),
@@ -140,11 +149,20 @@ func Apply(ctx context.Context, cs kubernetes.Interface, o Objects) error {
 	return nil
 }
 
-// protectedNamespaces are never deleted by Purge, whatever the registration
-// named as its work namespace.
+// protectedNamespaces are Kubernetes' own: never deleted by Purge, nor
+// given a Pod Security level by Build, whatever the registration named as
+// its work namespace.
 var protectedNamespaces = map[string]bool{
 	"default": true, "kube-system": true, "kube-public": true, "kube-node-lease": true,
 }
+
+// EnforcesPodSecurity tells whether Build labels work namespace ns with
+// its set's Pod Security level. It does not label Kubernetes' own
+// namespaces: restricted on kube-system would refuse the member's own
+// system pods, and any level on default would hold every other workload
+// there to it. The hub checks a run's pod template against the level
+// either way.
+func EnforcesPodSecurity(ns string) bool { return !protectedNamespaces[ns] }
 
 // Purge deletes the objects Apply created for work namespace ns, and the
 // namespace itself unless it is one of Kubernetes' own. The shared

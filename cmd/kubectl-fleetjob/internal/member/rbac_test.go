@@ -19,9 +19,11 @@ package member
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"testing"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/access"
 
 	"github.com/google/go-cmp/cmp"
@@ -87,7 +89,7 @@ func TestBuildRules(t *testing.T) {
 		},
 	} {
 		t.Run(tc.ns, func(t *testing.T) {
-			o := Build(tc.ns)
+			o := Build(tc.ns, fleetv1.PodSecurityRestricted)
 			role := decode[rbacv1.Role](t, o.Role)
 			if diff := cmp.Diff(tc.wantRole, role.Rules); diff != "" {
 				t.Errorf("Role rules (-want +got):\n%s", diff)
@@ -118,10 +120,15 @@ func TestBuildRules(t *testing.T) {
 				t.Errorf("ClusterRoleBinding subjects (-want +got):\n%s", diff)
 			}
 			for _, obj := range []metav1.ObjectMeta{role.ObjectMeta, nodes.ObjectMeta, rb.ObjectMeta, crb.ObjectMeta,
-				decode[corev1.Namespace](t, o.Namespace).ObjectMeta, decode[corev1.ServiceAccount](t, o.ServiceAccount).ObjectMeta} {
+				decode[corev1.ServiceAccount](t, o.ServiceAccount).ObjectMeta} {
 				if diff := cmp.Diff(wantLabels, obj.Labels); diff != "" {
 					t.Errorf("%s labels (-want +got):\n%s", obj.Name, diff)
 				}
+			}
+			wantNSLabels := maps.Clone(wantLabels)
+			wantNSLabels["pod-security.kubernetes.io/enforce"] = "restricted"
+			if diff := cmp.Diff(wantNSLabels, decode[corev1.Namespace](t, o.Namespace).Labels); diff != "" {
+				t.Errorf("Namespace labels (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -142,7 +149,7 @@ func asRules(attrs []authorizationv1.ResourceAttributes) []rbacv1.PolicyRule {
 // TestRulesGrantExactlyRequired proves the Role and ClusterRole grant every
 // access the hub checks and nothing beyond it.
 func TestRulesGrantExactlyRequired(t *testing.T) {
-	o := Build("w")
+	o := Build("w", fleetv1.DefaultPodSecurityLevel)
 	var namespaced, cluster []authorizationv1.ResourceAttributes
 	for _, a := range access.Required("w") {
 		if a.Namespace == "" {
@@ -185,7 +192,7 @@ func TestApplyPurge(t *testing.T) {
 	cs := fake.NewClientset()
 	ctx := context.Background()
 	for _, ns := range []string{"a", "b"} {
-		if err := Apply(ctx, cs, Build(ns)); err != nil {
+		if err := Apply(ctx, cs, Build(ns, fleetv1.DefaultPodSecurityLevel)); err != nil {
 			t.Fatalf("Apply(%s): %v", ns, err)
 		}
 	}
@@ -213,7 +220,7 @@ func TestApplyPurge(t *testing.T) {
 func TestPurgeKeepsSystemNamespaces(t *testing.T) {
 	cs := fake.NewClientset()
 	ctx := context.Background()
-	if err := Apply(ctx, cs, Build("default")); err != nil {
+	if err := Apply(ctx, cs, Build("default", fleetv1.DefaultPodSecurityLevel)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := Purge(ctx, cs, "default")
@@ -222,5 +229,26 @@ func TestPurgeKeepsSystemNamespaces(t *testing.T) {
 	}
 	if slices.Contains(got, "namespace/default") {
 		t.Errorf("Purge(default) deleted the default namespace: %v", got)
+	}
+}
+
+// TestBuildLeavesSystemNamespacesPodSecurity: a work namespace of
+// Kubernetes' own keeps its Pod Security labels; any other enforces the
+// set's level.
+func TestBuildLeavesSystemNamespacesPodSecurity(t *testing.T) {
+	for _, tc := range []struct {
+		ns   string
+		want string
+	}{
+		{ns: "fleetjob-system", want: "baseline"},
+		{ns: "default"},
+		{ns: "kube-system"},
+	} {
+		t.Run(tc.ns, func(t *testing.T) {
+			got := decode[corev1.Namespace](t, Build(tc.ns, fleetv1.PodSecurityBaseline).Namespace).Labels["pod-security.kubernetes.io/enforce"]
+			if got != tc.want {
+				t.Errorf("enforce label of namespace %s = %q, want %q", tc.ns, got, tc.want)
+			}
+		})
 	}
 }

@@ -274,3 +274,31 @@ us-1   <none>               fleetjob-system   no          <none>    <unknown>   
 		t.Errorf("wide Clusters has no messages:\n%s", wide)
 	}
 }
+
+func TestClusterSets(t *testing.T) {
+	sets := []hub.SetInfo{
+		{Name: "default", PodSecurity: fleetv1.PodSecurityBaseline, Clusters: []string{"eu-1", "eu-2"}},
+		{Name: "team-a", PodSecurity: fleetv1.PodSecurityRestricted, Defined: true, Clusters: []string{"us-1"}, Bindings: []string{"ops", "team-a"}},
+		{Name: "unused", PodSecurity: fleetv1.PodSecurityPrivileged, Defined: true},
+	}
+	want := `NAME      POD-SECURITY                      CLUSTERS   BINDINGS
+default   baseline (no ClusterSet object)   2          <none>
+team-a    restricted                        1          ops,team-a
+unused    privileged                        0          <none>
+`
+	if diff := cmp.Diff(want, ClusterSets(sets, false, Palette{})); diff != "" {
+		t.Errorf("ClusterSets (-want +got):\n%s", diff)
+	}
+	wantWide := `NAME      POD-SECURITY                      CLUSTERS   BINDINGS     CLUSTER-NAMES
+default   baseline (no ClusterSet object)   2          <none>       eu-1,eu-2
+team-a    restricted                        1          ops,team-a   us-1
+unused    privileged                        0          <none>       <none>
+`
+	if diff := cmp.Diff(wantWide, ClusterSets(sets, true, Palette{})); diff != "" {
+		t.Errorf("ClusterSets wide (-want +got):\n%s", diff)
+	}
+	coloured := ansi.ReplaceAllString(ClusterSets(sets, true, Palette{Enabled: true}), "")
+	if diff := cmp.Diff(wantWide, coloured); diff != "" {
+		t.Errorf("coloured ClusterSets without escapes (-want +got):\n%s", diff)
+	}
+}

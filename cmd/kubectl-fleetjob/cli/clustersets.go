@@ -1,0 +1,95 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/render"
+)
+
+type clusterSetsOptions struct {
+	*options
+	output string
+	// hub connects to the hub: options.hubClient, a fake client in tests.
+	hub func() (client.WithWatch, error)
+}
+
+func newClusterSets(o *options) *cobra.Command {
+	return clusterSetsCommand(&clusterSetsOptions{options: o, hub: o.hubClient})
+}
+
+// clusterSetsCommand is `clustersets` with c's hub client, which tests
+// give a fake one.
+func clusterSetsCommand(c *clusterSetsOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "clustersets",
+		Short: "List cluster sets: their Pod Security level, clusters and bound namespaces",
+		Long: `List the cluster sets of the hub: every ClusterSet, and every set that
+registrations or ClusterSetBindings name without one, shown with the default
+Pod Security level and "(no ClusterSet object)". For each set: the Pod
+Security level its clusters hold pod templates to, how many registered
+clusters are in it (the registrations in --registration-namespace labelled
+fleetjob.io/cluster-set with its name; default without the label), and the
+hub namespaces bound to it, whose ClusterJobs may select its clusters.
+-o wide adds the clusters' names.`,
+		Example: `  kubectl fleetjob clustersets
+  kubectl fleetjob clustersets -o wide
+  kubectl fleetjob clustersets -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutput(c.output, "wide", "yaml", "json"); err != nil {
+				return err
+			}
+			sets, err := c.list(cmd.Context())
+			if err != nil {
+				return err
+			}
+			return c.print(sets)
+		},
+	}
+	cmd.Flags().StringVarP(&c.output, "output", "o", "", "Output format: wide, yaml or json")
+	return cmd
+}
+
+// list reads the sets from the hub, within hubTimeout.
+func (c *clusterSetsOptions) list(ctx context.Context) ([]hub.SetInfo, error) {
+	hc, err := c.hub()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, hubTimeout)
+	defer cancel()
+	return hub.ListSets(ctx, hc, c.registrationNamespace)
+}
+
+func (c *clusterSetsOptions) print(sets []hub.SetInfo) error {
+	switch {
+	case c.output == "yaml" || c.output == "json":
+		return printData(c.streams.Out, c.output, sets)
+	case len(sets) == 0:
+		fmt.Fprintf(c.streams.ErrOut, "No cluster sets: the hub has no ClusterSet, no registration in namespace %s and no ClusterSetBinding (see kubectl fleetjob register --help).\n", c.registrationNamespace)
+		return nil
+	}
+	_, err := fmt.Fprint(c.streams.Out, render.ClusterSets(sets, c.output == "wide", colour(c.streams.Out)))
+	return err
+}

@@ -1,0 +1,239 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
+)
+
+func bindingOf(ns, set string) *fleetv1.ClusterSetBinding {
+	return &fleetv1.ClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: set}, Spec: fleetv1.ClusterSetBindingSpec{ClusterSet: set}}
+}
+
+func registrationOf(name, set string) *corev1.Secret {
+	labels := map[string]string{fleetv1.RegistrationLabel: "true"}
+	if set != "" {
+		labels[fleetv1.ClusterSetLabel] = set
+	}
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hub.DefaultNamespace, Name: name, Labels: labels}}
+}
+
+func TestClusterSetsCommand(t *testing.T) {
+	kubeconfig, _ := testKubeconfig(t)
+	fleet := []client.Object{
+		clusterSetOf("team-a", fleetv1.PodSecurityRestricted), clusterSetOf("spare", fleetv1.PodSecurityPrivileged),
+		registrationOf("us-1", "team-a"), registrationOf("us-2", "team-a"), registrationOf("eu-1", ""),
+		bindingOf("team-a", "team-a"), bindingOf("ops", "team-a"), bindingOf("default", "default"),
+	}
+	for _, tc := range []struct {
+		name    string
+		objs    []client.Object
+		args    []string
+		wantOut string
+		wantErr string
+	}{
+		{
+			name: "table",
+			objs: fleet,
+			wantOut: `NAME      POD-SECURITY                      CLUSTERS   BINDINGS
+default   baseline (no ClusterSet object)   1          default
+spare     privileged                        0          <none>
+team-a    restricted                        2          ops,team-a
+`,
+		},
+		{
+			name: "wide",
+			objs: fleet,
+			args: []string{"-o", "wide"},
+			wantOut: `NAME      POD-SECURITY                      CLUSTERS   BINDINGS     CLUSTER-NAMES
+default   baseline (no ClusterSet object)   1          default      eu-1
+spare     privileged                        0          <none>       <none>
+team-a    restricted                        2          ops,team-a   us-1,us-2
+`,
+		},
+		{
+			name: "yaml",
+			objs: []client.Object{registrationOf("eu-1", "")},
+			args: []string{"-o", "yaml"},
+			wantOut: `- bindings: []
+  clusters:
+  - eu-1
+  defined: false
+  name: default
+  podSecurity: baseline
+`,
+		},
+		{name: "nothing", wantOut: ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hubC := fakeHub(t, interceptor.Funcs{}, tc.objs...)
+			out, _, err := runOn(t, kubeconfig, func(o *options) *cobra.Command {
+				return clusterSetsCommand(&clusterSetsOptions{options: o, hub: hubC})
+			}, tc.args...)
+			if diff := cmp.Diff(tc.wantErr, errString(err), substring); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantOut, out); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// forbiddenByPolicy refuses every create as the hub's binding policy does.
+var forbiddenByPolicy = interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
+	return apierrors.NewForbidden(schema.GroupResource{Group: "fleetjob.io", Resource: "clustersetbindings"}, "team-a",
+		errors.New("ValidatingAdmissionPolicy 'fleetjob-clusterset-bind' with binding 'fleetjob-clusterset-bind' denied request"))
+}}
+
+func TestBindCommand(t *testing.T) {
+	kubeconfig, _ := testKubeconfig(t)
+	for _, tc := range []struct {
+		name         string
+		unbind       bool
+		funcs        interceptor.Funcs
+		objs         []client.Object
+		args         []string
+		wantOut      string
+		wantErr      string
+		wantBindings []string // namespace/name afterwards
+	}{
+		{
+			name:         "bind",
+			args:         []string{"team-a"},
+			wantOut:      "clustersetbinding.fleetjob.io/team-a created in namespace ops: its ClusterJobs may select the clusters of cluster set team-a\n",
+			wantBindings: []string{"ops/team-a"},
+		},
+		{
+			name:         "bound already",
+			objs:         []client.Object{bindingOf("ops", "team-a")},
+			args:         []string{"team-a"},
+			wantOut:      "clustersetbinding.fleetjob.io/team-a already exists in namespace ops: cluster set team-a is bound there, nothing changed\n",
+			wantBindings: []string{"ops/team-a"},
+		},
+		{
+			name:  "without the bind verb",
+			funcs: forbiddenByPolicy,
+			args:  []string{"team-a"},
+			wantErr: "binding cluster set team-a to namespace ops needs the bind verb on clustersets/team-a in group fleetjob.io: ask a platform admin " +
+				`(the hub said: clustersetbindings.fleetjob.io "team-a" is forbidden: ValidatingAdmissionPolicy 'fleetjob-clusterset-bind' with binding 'fleetjob-clusterset-bind' denied request)`,
+		},
+		{
+			name:    "dry run asks the hub nothing",
+			funcs:   forbiddenByPolicy,
+			args:    []string{"team-a", "--dry-run"},
+			wantOut: "clustersetbinding.fleetjob.io/team-a would be created in namespace ops (dry run)\n",
+		},
+		{
+			name: "dry run as yaml",
+			args: []string{"team-a", "--dry-run", "-o", "yaml"},
+			wantOut: `apiVersion: fleetjob.io/v1alpha1
+kind: ClusterSetBinding
+metadata:
+  name: team-a
+  namespace: ops
+spec:
+  clusterSet: team-a
+`,
+		},
+		{
+			name:         "unbind",
+			unbind:       true,
+			objs:         []client.Object{bindingOf("ops", "team-a"), bindingOf("team-a", "team-a")},
+			args:         []string{"team-a"},
+			wantOut:      "clustersetbinding.fleetjob.io/team-a deleted from namespace ops: its new runs may no longer select the clusters of cluster set team-a (started runs keep theirs)\n",
+			wantBindings: []string{"team-a/team-a"},
+		},
+		{
+			name:    "unbound already",
+			unbind:  true,
+			args:    []string{"team-a"},
+			wantOut: "cluster set team-a is not bound to namespace ops: there is no clustersetbinding ops/team-a on the hub, nothing changed\n",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hubC := fakeHub(t, tc.funcs, tc.objs...)
+			build := func(o *options) *cobra.Command { return bindCommand(&bindOptions{options: o, hub: hubC}) }
+			if tc.unbind {
+				build = func(o *options) *cobra.Command { return unbindCommand(&bindOptions{options: o, hub: hubC}) }
+			}
+			out, _, err := runOn(t, kubeconfig, build, tc.args...)
+			if diff := cmp.Diff(tc.wantErr, errString(err)); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantOut, out); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantBindings, bindings(t, hubC)); diff != "" {
+				t.Errorf("bindings on the hub (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// bindings are the ClusterSetBindings on the hub, as namespace/name.
+func bindings(t *testing.T, hubC func() (client.WithWatch, error)) []string {
+	t.Helper()
+	c, _ := hubC()
+	ctx, cancel := context.WithTimeout(context.Background(), hubTimeout)
+	defer cancel()
+	list := &fleetv1.ClusterSetBindingList{}
+	if err := c.List(ctx, list); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, b := range list.Items {
+		if b.Spec.ClusterSet != b.Name {
+			t.Errorf("binding %s/%s binds %s, want its name", b.Namespace, b.Name, b.Spec.ClusterSet)
+		}
+		out = append(out, b.Namespace+"/"+b.Name)
+	}
+	return out
+}
+
+// TestBindDryRunJSON: -o json is one ClusterSetBinding kubectl can apply.
+func TestBindDryRunJSON(t *testing.T) {
+	kubeconfig, _ := testKubeconfig(t)
+	out, _, err := execute(t, "--kubeconfig", kubeconfig, "bind", "team-a", "-n", "team-a", "--dry-run", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got fleetv1.ClusterSetBinding
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("-o json is not JSON: %v\n%s", err, out)
+	}
+	want := *bindingOf("team-a", "team-a")
+	want.APIVersion, want.Kind = "fleetjob.io/v1alpha1", "ClusterSetBinding"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("-o json (-want +got):\n%s", diff)
+	}
+}

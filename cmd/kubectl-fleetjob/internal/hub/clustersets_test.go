@@ -1,0 +1,186 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package hub
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crfake "sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+)
+
+const setLabel = "fleetjob.io/cluster-set"
+
+func TestJoinSet(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		labels     map[string]string
+		set        string
+		want       string
+		wantLabels map[string]string
+		wantErr    string
+	}{
+		{name: "no set: default", labels: map[string]string{"env": "prod"}, want: "default", wantLabels: map[string]string{"env": "prod"}},
+		{name: "--cluster-set labels", labels: map[string]string{"env": "prod"}, set: "team-a", want: "team-a", wantLabels: map[string]string{"env": "prod", setLabel: "team-a"}},
+		{name: "--cluster-set default is explicit", labels: map[string]string{}, set: "default", want: "default", wantLabels: map[string]string{setLabel: "default"}},
+		{name: "--label alone names the set", labels: map[string]string{setLabel: "team-b"}, want: "team-b", wantLabels: map[string]string{setLabel: "team-b"}},
+		{name: "--label agreeing with --cluster-set", labels: map[string]string{setLabel: "team-b"}, set: "team-b", want: "team-b", wantLabels: map[string]string{setLabel: "team-b"}},
+		{
+			name: "--label conflicting with --cluster-set", labels: map[string]string{setLabel: "team-b"}, set: "team-a",
+			wantErr: "--label fleetjob.io/cluster-set=team-b conflicts with --cluster-set team-a", wantLabels: map[string]string{setLabel: "team-b"},
+		},
+		{name: "not a subdomain", labels: map[string]string{}, set: "Team_A", wantErr: `--cluster-set "Team_A" is not a valid cluster set name`, wantLabels: map[string]string{}},
+		{name: "longer than a label value", labels: map[string]string{}, set: strings.Repeat("a", 64), wantErr: "must be no more than 63 bytes", wantLabels: map[string]string{}},
+		{name: "bad set by --label", labels: map[string]string{setLabel: "a_b"}, wantErr: `--label fleetjob.io/cluster-set "a_b" is not a valid cluster set name`, wantLabels: map[string]string{setLabel: "a_b"}},
+		{name: "empty set by --label", labels: map[string]string{setLabel: ""}, wantErr: `--label fleetjob.io/cluster-set "" is not a valid cluster set name`, wantLabels: map[string]string{setLabel: ""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := JoinSet(tc.labels, tc.set)
+			if diff := cmp.Diff(tc.wantErr, errString(err), substring); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if got != tc.want {
+				t.Errorf("JoinSet = %q, want %q", got, tc.want)
+			}
+			if diff := cmp.Diff(tc.wantLabels, tc.labels); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func clusterSet(name string, level fleetv1.PodSecurityLevel) fleetv1.ClusterSet {
+	return fleetv1.ClusterSet{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: fleetv1.ClusterSetSpec{PodSecurity: level}}
+}
+
+func registrationMeta(name string, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: DefaultNamespace, Labels: labels}
+}
+
+func binding(ns, set string) fleetv1.ClusterSetBinding {
+	return fleetv1.ClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Name: set, Namespace: ns}, Spec: fleetv1.ClusterSetBindingSpec{ClusterSet: set}}
+}
+
+func TestSummarizeSets(t *testing.T) {
+	deleting := metav1.Now()
+	gone := registrationMeta("gone", map[string]string{setLabel: "team-a"})
+	gone.DeletionTimestamp = &deleting
+	unbinding := binding("old", "team-a")
+	unbinding.DeletionTimestamp = &deleting
+	got := SummarizeSets(
+		[]fleetv1.ClusterSet{clusterSet("team-a", fleetv1.PodSecurityRestricted), clusterSet("empty", ""), clusterSet("default", fleetv1.PodSecurityPrivileged)},
+		[]metav1.ObjectMeta{
+			registrationMeta("us-1", map[string]string{setLabel: "team-a"}),
+			registrationMeta("eu-2", nil),
+			registrationMeta("eu-1", map[string]string{"env": "prod"}),
+			registrationMeta("ap-1", map[string]string{setLabel: "labs"}),
+			gone,
+		},
+		[]fleetv1.ClusterSetBinding{binding("team-a", "team-a"), binding("ops", "team-a"), binding("default", "default"), binding("x", "nowhere"), unbinding},
+	)
+	want := []SetInfo{
+		{Name: "default", PodSecurity: fleetv1.PodSecurityPrivileged, Defined: true, Clusters: []string{"eu-1", "eu-2"}, Bindings: []string{"default"}},
+		{Name: "empty", PodSecurity: fleetv1.PodSecurityBaseline, Defined: true, Clusters: []string{}, Bindings: []string{}},
+		{Name: "labs", PodSecurity: fleetv1.PodSecurityBaseline, Clusters: []string{"ap-1"}, Bindings: []string{}},
+		{Name: "nowhere", PodSecurity: fleetv1.PodSecurityBaseline, Clusters: []string{}, Bindings: []string{"x"}},
+		{Name: "team-a", PodSecurity: fleetv1.PodSecurityRestricted, Defined: true, Clusters: []string{"us-1"}, Bindings: []string{"ops", "team-a"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("SummarizeSets (-want +got):\n%s", diff)
+	}
+	if got := SummarizeSets(nil, nil, nil); len(got) != 0 {
+		t.Errorf("SummarizeSets of nothing = %v, want no set", got)
+	}
+}
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := fleetv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestGetSetPolicy(t *testing.T) {
+	restricted, unset := clusterSet("team-a", fleetv1.PodSecurityRestricted), clusterSet("old", "")
+	c := crfake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(&restricted, &unset).Build()
+	for _, tc := range []struct {
+		set  string
+		want SetPolicy
+	}{
+		{set: "team-a", want: SetPolicy{Set: "team-a", PodSecurity: fleetv1.PodSecurityRestricted, Defined: true}},
+		{set: "old", want: SetPolicy{Set: "old", PodSecurity: fleetv1.PodSecurityBaseline, Defined: true}},
+		{set: "default", want: SetPolicy{Set: "default", PodSecurity: fleetv1.PodSecurityBaseline}},
+	} {
+		got, err := GetSetPolicy(context.Background(), c, tc.set)
+		if err != nil {
+			t.Fatalf("GetSetPolicy(%s): %v", tc.set, err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("GetSetPolicy(%s) (-want +got):\n%s", tc.set, diff)
+		}
+	}
+	failing := interceptor.NewClient(c, interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+		return errors.New("connection refused")
+	}})
+	_, err := GetSetPolicy(context.Background(), failing, "team-a")
+	if diff := cmp.Diff("reading clusterset team-a on the hub: connection refused", errString(err)); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
+	}
+}
+
+// TestListSets: only registration Secrets of the registration namespace
+// count.
+func TestListSets(t *testing.T) {
+	reg := func(ns, name string, labels map[string]string) *corev1.Secret {
+		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}, Data: map[string][]byte{"kubeconfig": []byte("x")}}
+	}
+	team, bound := clusterSet("team-a", fleetv1.PodSecurityRestricted), binding("team-a", "team-a")
+	c := crfake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(
+		&team, &bound,
+		reg(DefaultNamespace, "us-1", map[string]string{regLabel: "true", setLabel: "team-a"}),
+		reg(DefaultNamespace, "eu-1", map[string]string{regLabel: "true"}),
+		reg(DefaultNamespace, "not-a-registration", map[string]string{setLabel: "team-a"}),
+		reg("elsewhere", "us-2", map[string]string{regLabel: "true", setLabel: "team-a"}),
+	).Build()
+	got, err := ListSets(context.Background(), c, DefaultNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []SetInfo{
+		{Name: "default", PodSecurity: fleetv1.PodSecurityBaseline, Clusters: []string{"eu-1"}, Bindings: []string{}},
+		{Name: "team-a", PodSecurity: fleetv1.PodSecurityRestricted, Defined: true, Clusters: []string{"us-1"}, Bindings: []string{"team-a"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ListSets (-want +got):\n%s", diff)
+	}
+}
