@@ -31,6 +31,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/types"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // controllerArgs are the hub controller's flags in the suite, on both
@@ -68,10 +70,11 @@ func newHubController(f *fleet) hubController {
 		return &deployedHub{f: f}
 	}
 	h := &processHub{
-		f:       f,
-		bin:     envOr("FLEETJOB_HUB", filepath.Join(f.root, "bin", "fleetjob-hub")),
-		logPath: filepath.Join(f.dir, "e2e-hub.log"),
-		pidPath: filepath.Join(f.dir, "e2e-hub.pid"),
+		f:          f,
+		bin:        envOr("FLEETJOB_HUB", filepath.Join(f.root, "bin", "fleetjob-hub")),
+		logPath:    filepath.Join(f.dir, "e2e-hub.log"),
+		pidPath:    filepath.Join(f.dir, "e2e-hub.pid"),
+		kubeconfig: serviceAccountKubeconfig(f),
 	}
 	// One log per suite run.
 	Expect(os.WriteFile(h.logPath, nil, 0o644)).To(Succeed())
@@ -96,6 +99,29 @@ func waitEngaged(f *fleet, h hubController, logSinceStart func() string) {
 	}).WithTimeout(engageTimeout).WithPolling(250 * time.Millisecond).Should(Succeed())
 }
 
+// serviceAccountKubeconfig applies config/rbac on the hub and returns a
+// kubeconfig for the ServiceAccount it binds, with a token from the
+// TokenRequest API: the process hub runs with exactly the permissions a
+// deployed one has, so a permission the code needs and config/rbac lacks
+// fails the suite.
+func serviceAccountKubeconfig(f *fleet) string {
+	GinkgoHelper()
+	ensureNamespace(f.hub, workNamespace)
+	f.kubectlOK("hub", "apply", "--server-side", "-k", filepath.Join(f.root, "config", "rbac"))
+	token := strings.TrimSpace(f.kubectlOK("hub", "create", "token", "fleetjob-hub", "-n", workNamespace, "--duration=24h"))
+	cfg, err := clientcmd.LoadFromFile(f.kubeconfig("hub"))
+	Expect(err).NotTo(HaveOccurred())
+	ctx := cfg.Contexts[cfg.CurrentContext]
+	Expect(ctx).NotTo(BeNil(), "the hub kubeconfig has a current context")
+	cfg.AuthInfos = map[string]*clientcmdapi.AuthInfo{"fleetjob-hub": {Token: token}}
+	ctx.AuthInfo = "fleetjob-hub"
+	data, err := clientcmd.Write(*cfg)
+	Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(f.dir, "e2e-hub-sa.kubeconfig")
+	Expect(os.WriteFile(path, data, 0o600)).To(Succeed())
+	return path
+}
+
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
@@ -109,8 +135,10 @@ type processHub struct {
 	f                *fleet
 	bin              string
 	logPath, pidPath string
-	cmd              *exec.Cmd
-	exited           chan struct{}
+	// kubeconfig is the hub's identity: its ServiceAccount's.
+	kubeconfig string
+	cmd        *exec.Cmd
+	exited     chan struct{}
 	// offset is the log's size when the current process started.
 	offset int64
 }
@@ -125,7 +153,7 @@ func (h *processHub) start() {
 	info, err := logFile.Stat()
 	Expect(err).NotTo(HaveOccurred())
 	h.offset = info.Size()
-	args := append([]string{"--kubeconfig", h.f.kubeconfig("hub"),
+	args := append([]string{"--kubeconfig", h.kubeconfig,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0"}, controllerArgs...)
 	h.cmd = exec.Command(h.bin, args...)
 	h.cmd.Stdout, h.cmd.Stderr = logFile, logFile
