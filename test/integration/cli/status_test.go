@@ -288,8 +288,8 @@ users: [{name: m, user: {exec: {apiVersion: client.authentication.k8s.io/v1, com
 
 		r = run("clusters")
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.out).To(MatchRegexp(`NAME\s+LABELS\s+NAMESPACE\s+REACHABLE\s+VERSION\s+NODES\s+REASON`))
-		Expect(r.out).To(MatchRegexp(`runner\s+env=ci\s+` + runsNamespace + `\s+yes\s+v1\.\S+\s+4\s+<none>`))
-		Expect(r.out).To(MatchRegexp(`broken\s+<none>\s+fleetjob-system\s+no\s+<none>\s+<unknown>\s+InvalidRegistration`))
+		Expect(r.out).To(MatchRegexp(`NAME\s+CLUSTER-SET\s+LABELS\s+NAMESPACE\s+REACHABLE\s+VERSION\s+NODES\s+REASON`))
+		Expect(r.out).To(MatchRegexp(`runner\s+default\s+env=ci\s+` + runsNamespace + `\s+yes\s+v1\.\S+\s+4\s+<none>`))
+		Expect(r.out).To(MatchRegexp(`broken\s+default\s+<none>\s+fleetjob-system\s+no\s+<none>\s+<unknown>\s+InvalidRegistration`))
 	})
 })

@@ -21,12 +21,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
 )
 
 // Clusters is the table of registered clusters; wide adds the message.
 func Clusters(infos []hub.ClusterInfo, wide bool, p Palette) string {
-	header := []string{"NAME", "LABELS", "NAMESPACE", "REACHABLE", "VERSION", "NODES", "REASON"}
+	header := []string{"NAME", "CLUSTER-SET", "LABELS", "NAMESPACE", "REACHABLE", "VERSION", "NODES", "REASON"}
 	if wide {
 		header = append(header, "MESSAGE")
 	}
@@ -45,7 +46,7 @@ func Clusters(infos []hub.ClusterInfo, wide bool, p Palette) string {
 			reason.Styled = p.paint(red, c.Reason)
 		}
 		row := []Cell{
-			Text(Escape(c.Name)), Text(orNone(Escape(labels.Set(c.Labels).String()))), Text(Escape(c.Namespace)),
+			Text(Escape(c.Name)), Text(Escape(fleetv1.SetOf(c.Labels))), Text(orNone(Escape(labels.Set(c.Labels).String()))), Text(Escape(c.Namespace)),
 			reach, Text(orNone(Escape(c.Version))), Text(nodes), reason,
 		}
 		if wide {

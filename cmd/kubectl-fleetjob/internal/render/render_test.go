@@ -257,14 +257,14 @@ eu-1      Unschedulable   40
 
 func TestClusters(t *testing.T) {
 	infos := []hub.ClusterInfo{
-		{Name: "eu-1", Labels: map[string]string{"region": "eu", "env": "prod"}, Namespace: "fleetjob-system", Reachable: true, Version: "v1.36.3", Nodes: ptr.To(12)},
+		{Name: "eu-1", Labels: map[string]string{"region": "eu", "env": "prod", fleetv1.ClusterSetLabel: "prod"}, Namespace: "fleetjob-system", Reachable: true, Version: "v1.36.3", Nodes: ptr.To(12)},
 		{Name: "eu-2", Namespace: "jobs", Reachable: true, Version: "v1.35.0", Reason: "Forbidden", Message: "the registered credentials may not list nodes"},
 		{Name: "us-1", Namespace: "fleetjob-system", Reason: "Unreachable", Message: "dial tcp: i/o timeout"},
 	}
-	want := `NAME   LABELS               NAMESPACE         REACHABLE   VERSION   NODES       REASON
-eu-1   env=prod,region=eu   fleetjob-system   yes         v1.36.3   12          <none>
-eu-2   <none>               jobs              yes         v1.35.0   <unknown>   Forbidden
-us-1   <none>               fleetjob-system   no          <none>    <unknown>   Unreachable
+	want := `NAME   CLUSTER-SET   LABELS                                            NAMESPACE         REACHABLE   VERSION   NODES       REASON
+eu-1   prod          env=prod,fleetjob.io/cluster-set=prod,region=eu   fleetjob-system   yes         v1.36.3   12          <none>
+eu-2   default       <none>                                            jobs              yes         v1.35.0   <unknown>   Forbidden
+us-1   default       <none>                                            fleetjob-system   no          <none>    <unknown>   Unreachable
 `
 	if diff := cmp.Diff(want, Clusters(infos, false, Palette{})); diff != "" {
 		t.Errorf("Clusters (-want +got):\n%s", diff)
