@@ -24,7 +24,6 @@ import (
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
@@ -34,20 +33,11 @@ type bindOptions struct {
 	*options
 	dryRun bool
 	output string
-	// hub connects to the hub: options.hubClient, a fake client in tests.
-	hub func() (client.WithWatch, error)
 }
 
+// newBind is `bind`: the ClusterSetBinding of a set in a namespace.
 func newBind(o *options) *cobra.Command {
-	return bindCommand(&bindOptions{options: o, hub: o.hubClient})
-}
-
-func newUnbind(o *options) *cobra.Command {
-	return unbindCommand(&bindOptions{options: o, hub: o.hubClient})
-}
-
-// bindCommand is `bind` with b's hub client, which tests give a fake one.
-func bindCommand(b *bindOptions) *cobra.Command {
+	b := &bindOptions{options: o}
 	cmd := &cobra.Command{
 		Use:   "bind SET [-n NAMESPACE]",
 		Short: "Bind a cluster set to a namespace: its ClusterJobs may select the set's clusters",
@@ -84,9 +74,9 @@ the hub nothing.`,
 	return cmd
 }
 
-// unbindCommand is `unbind` with b's hub client, which tests give a fake
-// one.
-func unbindCommand(b *bindOptions) *cobra.Command {
+// newUnbind is `unbind`: deletes that binding.
+func newUnbind(o *options) *cobra.Command {
+	b := &bindOptions{options: o}
 	return &cobra.Command{
 		Use:   "unbind SET [-n NAMESPACE]",
 		Short: "Unbind a cluster set from a namespace: delete its ClusterSetBinding",
@@ -143,7 +133,7 @@ func (b *bindOptions) printDryRun(binding *fleetv1.ClusterSetBinding) error {
 // bind creates the binding within hubTimeout; one that exists is bound
 // already.
 func (b *bindOptions) bind(ctx context.Context, binding *fleetv1.ClusterSetBinding) error {
-	c, err := b.hub()
+	c, err := b.hubClient()
 	if err != nil {
 		return err
 	}
@@ -168,7 +158,7 @@ func (b *bindOptions) bind(ctx context.Context, binding *fleetv1.ClusterSetBindi
 // unbind deletes the binding within hubTimeout; one that does not exist
 // is unbound already.
 func (b *bindOptions) unbind(ctx context.Context, binding *fleetv1.ClusterSetBinding) error {
-	c, err := b.hub()
+	c, err := b.hubClient()
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/render"
@@ -30,17 +29,12 @@ import (
 type clusterSetsOptions struct {
 	*options
 	output string
-	// hub connects to the hub: options.hubClient, a fake client in tests.
-	hub func() (client.WithWatch, error)
 }
 
+// newClusterSets is `clustersets`: the sets, their policy, clusters and
+// bindings.
 func newClusterSets(o *options) *cobra.Command {
-	return clusterSetsCommand(&clusterSetsOptions{options: o, hub: o.hubClient})
-}
-
-// clusterSetsCommand is `clustersets` with c's hub client, which tests
-// give a fake one.
-func clusterSetsCommand(c *clusterSetsOptions) *cobra.Command {
+	c := &clusterSetsOptions{options: o}
 	cmd := &cobra.Command{
 		Use:   "clustersets",
 		Short: "List cluster sets: their Pod Security level, clusters and bound namespaces",
@@ -73,7 +67,7 @@ hub namespaces bound to it, whose ClusterJobs may select its clusters.
 
 // list reads the sets from the hub, within hubTimeout.
 func (c *clusterSetsOptions) list(ctx context.Context) ([]hub.SetInfo, error) {
-	hc, err := c.hub()
+	hc, err := c.hubClient()
 	if err != nil {
 		return nil, err
 	}

@@ -97,7 +97,8 @@ team-a    restricted                        2          ops,team-a   us-1,us-2
 		t.Run(tc.name, func(t *testing.T) {
 			hubC := fakeHub(t, interceptor.Funcs{}, tc.objs...)
 			out, _, err := runOn(t, kubeconfig, func(o *options) *cobra.Command {
-				return clusterSetsCommand(&clusterSetsOptions{options: o, hub: hubC})
+				o.hub = hubC
+				return newClusterSets(o)
 			}, tc.args...)
 			if diff := cmp.Diff(tc.wantErr, errString(err), substring); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
@@ -182,9 +183,9 @@ spec:
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hubC := fakeHub(t, tc.funcs, tc.objs...)
-			build := func(o *options) *cobra.Command { return bindCommand(&bindOptions{options: o, hub: hubC}) }
+			build := func(o *options) *cobra.Command { o.hub = hubC; return newBind(o) }
 			if tc.unbind {
-				build = func(o *options) *cobra.Command { return unbindCommand(&bindOptions{options: o, hub: hubC}) }
+				build = func(o *options) *cobra.Command { o.hub = hubC; return newUnbind(o) }
 			}
 			out, _, err := runOn(t, kubeconfig, build, tc.args...)
 			if diff := cmp.Diff(tc.wantErr, errString(err)); diff != "" {

@@ -26,7 +26,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -56,18 +55,10 @@ type registerOptions struct {
 	tokenDuration time.Duration
 	dryRun        bool
 	output        string
-	// hub reads the set's ClusterSet: options.hubClient, a fake client in
-	// tests.
-	hub func() (client.WithWatch, error)
 }
 
 func newRegister(o *options) *cobra.Command {
-	return registerCommand(&registerOptions{options: o, hub: o.hubClient})
-}
-
-// registerCommand is `register` with r's flags and hub client, which tests
-// give a fake one.
-func registerCommand(r *registerOptions) *cobra.Command {
+	r := &registerOptions{options: o}
 	cmd := &cobra.Command{
 		Use:   "register NAME --member-context CONTEXT [--cluster-set SET]",
 		Short: "Register a member cluster with a least-privilege identity",
@@ -199,7 +190,7 @@ func (r *registerOptions) run(ctx context.Context) error {
 // the hub, within hubTimeout. A dry run reads it too: the namespace it
 // prints must carry the level the hub holds.
 func (r *registerOptions) setPolicy(ctx context.Context) (hub.SetPolicy, error) {
-	c, err := r.hub()
+	c, err := r.hubClient()
 	if err != nil {
 		return hub.SetPolicy{}, err
 	}

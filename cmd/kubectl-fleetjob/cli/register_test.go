@@ -145,7 +145,7 @@ func clusterSetOf(name string, level fleetv1.PodSecurityLevel) *fleetv1.ClusterS
 // level restricted, and no ClusterSet default.
 func registerOn(t *testing.T, kubeconfig string, funcs interceptor.Funcs) func(*options) *cobra.Command {
 	hubC := fakeHub(t, funcs, clusterSetOf("team-a", fleetv1.PodSecurityRestricted))
-	return func(o *options) *cobra.Command { return registerCommand(&registerOptions{options: o, hub: hubC}) }
+	return func(o *options) *cobra.Command { o.hub = hubC; return newRegister(o) }
 }
 
 func TestRegisterDryRun(t *testing.T) {

@@ -63,20 +63,13 @@ type retryOptions struct {
 	clusters []string
 	name     string
 	watch    bool
-	// hub connects to the hub: options.hubClient, a fake client in tests.
-	hub func() (client.WithWatch, error)
 }
 
 // newRetry is `retry`: a new ClusterJob that runs again the nodes of an
 // ended run that did not succeed, which the hub plans from the parent's
 // frozen plan and record.
 func newRetry(o *options) *cobra.Command {
-	return retryCommand(&retryOptions{options: o, hub: o.hubClient})
-}
-
-// retryCommand is `retry` with r's flags and hub connection, which tests
-// give a fake client.
-func retryCommand(r *retryOptions) *cobra.Command {
+	r := &retryOptions{options: o}
 	cmd := &cobra.Command{
 		Use:   "retry NAME [--include KIND,...] [--cluster CLUSTER]... [--name NAME] [-w]",
 		Short: "Run the failed nodes of an ended ClusterJob again, as a new ClusterJob",
@@ -159,7 +152,7 @@ func checkRetryName(name, parent string) error {
 
 // run creates the retry, tells what it will run, and with -w follows it.
 func (r *retryOptions) run(ctx context.Context, name string, include []fleetv1.RetryInclude) error {
-	c, err := r.hub()
+	c, err := r.hubClient()
 	if err != nil {
 		return err
 	}

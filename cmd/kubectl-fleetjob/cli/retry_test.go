@@ -446,7 +446,8 @@ func runRetry(t *testing.T, ctx context.Context, c client.WithWatch, args ...str
 	var out bytes.Buffer
 	o := &options{config: genericclioptions.NewConfigFlags(true), streams: genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}}
 	o.config.KubeConfig, o.config.Namespace = ptr.To(kubeconfig), ptr.To("ops")
-	cmd := retryCommand(&retryOptions{options: o, hub: func() (client.WithWatch, error) { return c, nil }})
+	o.hub = func() (client.WithWatch, error) { return c, nil }
+	cmd := newRetry(o)
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true // as the root command does
 	cmd.SetArgs(args)
 	cmd.SetOut(&out)

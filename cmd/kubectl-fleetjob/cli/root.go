@@ -49,6 +49,9 @@ type options struct {
 	config                *genericclioptions.ConfigFlags
 	streams               genericiooptions.IOStreams
 	registrationNamespace string
+	// hub, when set, is the hub client (a fake one in tests); otherwise one
+	// is built from the kubeconfig flags.
+	hub func() (client.WithWatch, error)
 }
 
 // NewCommand returns the kubectl-fleetjob command, writing to streams.
@@ -110,6 +113,9 @@ func (o *options) hubClientset() (kubernetes.Interface, error) {
 }
 
 func (o *options) hubClient() (client.WithWatch, error) {
+	if o.hub != nil {
+		return o.hub()
+	}
 	cfg, err := o.hubConfig()
 	if err != nil {
 		return nil, err
