@@ -158,8 +158,8 @@ undeploy: kustomize ## Undeploy the hub (ignore-not-found=true to ignore missing
 
 ##@ Fleet
 
-# hack/fleet.sh picks the provider itself when FLEET_PROVIDER is empty:
-# kind if `docker info` succeeds, else kwok. Only kwok needs the local binaries.
+# FLEET_PROVIDER: kwok (the default) or kind, only when asked for by name.
+# Only kwok needs the local binaries.
 FLEET_ENV = K8S_VERSION=$(K8S_VERSION) K8S_BIN=$(K8S_BIN) KWOK_VERSION=$(KWOK_VERSION) KIND=$(KIND)
 
 .PHONY: fleet-up
@@ -197,7 +197,7 @@ demo-down: ## Stop the demo's hub controller and delete the fleet.
 # The e2e suite brings up its own fleet in E2E_FLEET_DIR (not .fleet/, so a
 # fleet of `make fleet-up` or `make demo` is never deleted by it), runs
 # ./e2e with the e2e build tag and always deletes that fleet at the end.
-# E2E_PROVIDER: kwok or kind; empty picks kind when `docker info` succeeds.
+# E2E_PROVIDER: kwok (the default) or kind.
 E2E_PROVIDER ?=
 E2E_FLEET_DIR ?= /tmp/fleetjob-e2e
 

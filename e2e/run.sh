@@ -15,11 +15,11 @@
 #         with `make deploy`; the suite registers the members (with
 #         `kubectl fleetjob register --server` their in-Docker-network
 #         address) and scales the Deployment.
-# The default is kind when `docker info` succeeds, otherwise kwok. The test
+# The default is kwok; kind is used only when asked for by name. The test
 # code is the same for both.
 #
 # Environment (defaults in brackets):
-#   E2E_PROVIDER   kwok or kind [detected]
+#   E2E_PROVIDER   kwok or kind [kwok]
 #   FLEET_DIR      the fleet's state directory [/tmp/fleetjob-e2e]: not the
 #                  .fleet/ of `make fleet-up` or `make demo`, which stays up
 #   E2E_TIMEOUT    go test -timeout [20m]; E2E_GINKGO_TIMEOUT the suite's own [18m]

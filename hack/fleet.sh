@@ -15,7 +15,9 @@
 #         processes (kwokctl --runtime binary) from K8S_BIN; members get fake
 #         nodes that kwok keeps Ready and whose pods kwok runs to completion.
 #   kind  one control plane and two workers per cluster (needs a Docker engine).
-# The default is kind when `docker info` succeeds, otherwise kwok.
+# The default is kwok, always: a Docker engine that answers says nothing about
+# whether kind can run here (no registry, no privileged containers on the
+# project's machines), so kind is used only when asked for by name.
 #
 # Each cluster's kubeconfig is written to $FLEET_DIR/<name>.kubeconfig with a
 # single context named <name> and embedded credentials.
@@ -99,13 +101,10 @@ nodes_for() {
 }
 
 detect_provider() {
-  if [[ -n "${FLEET_PROVIDER:-}" ]]; then
-    echo "${FLEET_PROVIDER}"
-  elif command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
-    echo kind
-  else
-    echo kwok
-  fi
+  case "${FLEET_PROVIDER:-kwok}" in
+    kwok | kind) echo "${FLEET_PROVIDER:-kwok}" ;;
+    *) die "FLEET_PROVIDER=${FLEET_PROVIDER}: want kwok (the default) or kind" ;;
+  esac
 }
 
 # Clusters of the existing fleet (as recorded by `up`), else the configured ones.
