@@ -18,6 +18,7 @@ package spoke
 
 import (
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,9 +27,11 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/podsecurity"
 )
 
 // BuildJob is the Job that runs run's template on node, the group-th group
@@ -59,7 +62,22 @@ func BuildJob(run Run, node string, group int, groupName string) *batchv1.Job {
 	})
 	pinToNode(&pod.Spec, node)
 	logsOnError(&pod.Spec)
+	limitToken(&pod.Spec, run.ServiceAccounts)
 	return job
+}
+
+// limitToken keeps the token of the pod's ServiceAccount out of the pod
+// unless it is one of allowed (only default when allowed is empty): the
+// hub refuses such a template before any Job, and this holds even for a
+// Job created without that check. The hub's reserved name never gets it.
+func limitToken(spec *corev1.PodSpec, allowed []string) {
+	name, _ := podsecurity.ServiceAccount(spec)
+	if len(allowed) == 0 {
+		allowed = []string{fleetv1.DefaultServiceAccount}
+	}
+	if name == fleetv1.ReservedServiceAccount || !slices.Contains(allowed, name) {
+		spec.AutomountServiceAccountToken = ptr.To(false)
+	}
 }
 
 // logsOnError makes a container that leaves its terminationMessagePolicy

@@ -398,3 +398,37 @@ func TestJobChanged(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildJobServiceAccountToken: a Job pod mounts its ServiceAccount's
+// token only when the run allows that account; the hub's reserved name
+// never does.
+func TestBuildJobServiceAccountToken(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		spec      corev1.PodSpec
+		allowed   []string
+		wantToken *bool
+	}{
+		{name: "default, nothing listed", wantToken: nil},
+		{name: "default listed", allowed: []string{"default"}, wantToken: nil},
+		{name: "named and listed", spec: corev1.PodSpec{ServiceAccountName: "builder"}, allowed: []string{"default", "builder"}, wantToken: nil},
+		{name: "named and listed keeps the template's choice", spec: corev1.PodSpec{ServiceAccountName: "builder", AutomountServiceAccountToken: ptr.To(true)},
+			allowed: []string{"builder"}, wantToken: ptr.To(true)},
+		{name: "named, not listed", spec: corev1.PodSpec{ServiceAccountName: "builder", AutomountServiceAccountToken: ptr.To(true)}, wantToken: ptr.To(false)},
+		{name: "default not listed", allowed: []string{"builder"}, wantToken: ptr.To(false)},
+		{name: "the deprecated field counts", spec: corev1.PodSpec{DeprecatedServiceAccount: "builder"}, allowed: []string{"default"}, wantToken: ptr.To(false)},
+		{name: "the hub's reserved name, even listed", spec: corev1.PodSpec{ServiceAccountName: fleetv1.ReservedServiceAccount},
+			allowed: []string{fleetv1.ReservedServiceAccount}, wantToken: ptr.To(false)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := tc.spec
+			spec.Containers = []corev1.Container{{Name: "main"}}
+			run := testRun(makeClusterJob("disk-clean").Template(podTemplate(spec)).Obj())
+			run.ServiceAccounts = tc.allowed
+			got := BuildJob(run, testNode, testGroup, testGroupName).Spec.Template.Spec.AutomountServiceAccountToken
+			if diff := cmp.Diff(tc.wantToken, got); diff != "" {
+				t.Errorf("automountServiceAccountToken (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -44,6 +44,10 @@ type Run struct {
 	Hub string
 	// ClusterID is the member cluster's identity, recorded on the plan.
 	ClusterID string
+	// ServiceAccounts are the ServiceAccounts of the work namespace whose
+	// token the run's pods may mount: a Job whose pods run as another gets
+	// automountServiceAccountToken: false. None: only default.
+	ServiceAccounts []string
 }
 
 // uidLabels select every object of ClusterJob uid in a member. managed-by is

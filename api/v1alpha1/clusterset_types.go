@@ -48,6 +48,23 @@ const (
 // and that of a set with no ClusterSet object.
 const DefaultPodSecurityLevel = PodSecurityBaseline
 
+// DefaultServiceAccount is the ServiceAccount a pod runs as when its
+// template names none, and the only one a set allows by default.
+const DefaultServiceAccount = "default"
+
+// ReservedServiceAccount is the name of the hub's own ServiceAccount in
+// the work namespace of a member registered before the hub's identity
+// moved out of it (`kubectl fleetjob register` migrates it). No template
+// may run as it, in any set, tenancy or not, and no set may allow it.
+const ReservedServiceAccount = "fleetjob-hub"
+
+// ServiceAccountName is the name of a ServiceAccount in a member's work
+// namespace.
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=253
+// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+type ServiceAccountName string
+
 // ClusterSetSpec is the policy of the clusters of a set.
 type ClusterSetSpec struct {
 	// podSecurity is the Pod Security Standard level
@@ -61,6 +78,43 @@ type ClusterSetSpec struct {
 	// +kubebuilder:default=baseline
 	// +optional
 	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
+
+	// allowedServiceAccounts are the ServiceAccounts of the member's work
+	// namespace a ClusterJob's pod template may run as in this set's
+	// clusters (spec.jobTemplate.spec.template.spec.serviceAccountName; a
+	// template that names none runs as `default`, which must then be
+	// listed). A template naming another fails those clusters with reason
+	// ServiceAccountNotAllowed before any Job is created, and a Job pod
+	// whose account is not listed never mounts its token. The hub's own
+	// identity lives in another namespace and cannot be named;
+	// `fleetjob-hub`, its old name in the work namespace, is refused.
+	// Default: [default].
+	// +kubebuilder:default={default}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="!self.exists(n, n == 'fleetjob-hub')",message="fleetjob-hub is the name of the hub's identity in members registered before it moved; no template may run as it"
+	// +listType=set
+	// +optional
+	AllowedServiceAccounts []ServiceAccountName `json:"allowedServiceAccounts,omitempty"`
+}
+
+// ServiceAccountAllowed tells whether the set allows pods to run as
+// ServiceAccount name of the work namespace: a name its
+// allowedServiceAccounts lists (only DefaultServiceAccount when it lists
+// none), and never ReservedServiceAccount.
+func (s *ClusterSetSpec) ServiceAccountAllowed(name string) bool {
+	if name == ReservedServiceAccount {
+		return false
+	}
+	if len(s.AllowedServiceAccounts) == 0 {
+		return name == DefaultServiceAccount
+	}
+	for _, a := range s.AllowedServiceAccounts {
+		if string(a) == name {
+			return true
+		}
+	}
+	return false
 }
 
 // ClusterSetStatus is what the hub sees of a set.

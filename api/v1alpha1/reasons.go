@@ -58,6 +58,10 @@ const (
 	// ReasonPodSecurityViolation: the pod template does not meet the Pod
 	// Security Standard level of the cluster's set; no Job was created.
 	ReasonPodSecurityViolation = "PodSecurityViolation"
+	// ReasonServiceAccountNotAllowed: the pod template runs as a
+	// ServiceAccount the cluster's set does not allow (or as the hub's
+	// own); no Job was created.
+	ReasonServiceAccountNotAllowed = "ServiceAccountNotAllowed"
 	// ReasonSoaking: a gate's soak holds the next group or cluster back.
 	ReasonSoaking = "Soaking"
 	// ReasonNodeFailed: a node of the cluster failed.

@@ -69,10 +69,8 @@ func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	if !ok {
 		return errors.New("cluster disengaged")
 	}
-	if r.Options.Tenancy {
-		if err := r.checkPodSecurity(ctx, cj, m.Labels); err != nil {
-			return err
-		}
+	if err := r.checkTemplate(ctx, cj, m.Labels); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
@@ -163,6 +161,11 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	if !ok {
 		return nil, nil, errors.New("cluster disengaged")
 	}
+	accounts, err := r.tokenAccounts(ctx, cj, m.Labels)
+	if err != nil {
+		return nil, nil, err
+	}
+	run.ServiceAccounts = accounts
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
 	var finished time.Time

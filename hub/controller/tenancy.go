@@ -55,29 +55,68 @@ func (r *Reconciler) boundSets(ctx context.Context, namespace string) ([]string,
 	return sets, nil
 }
 
-// checkPodSecurity checks the run's pod template against the Pod Security
-// level of the cluster's set, before its plan is frozen: a template the
-// set does not allow fails the cluster at once, and no Job is created. A
-// set without a ClusterSet object has the default level.
-func (r *Reconciler) checkPodSecurity(ctx context.Context, cj *fleetv1.ClusterJob, labels map[string]string) error {
+// setPolicy is the policy of the cluster set of a cluster with these
+// registration labels: its ClusterSet's spec, defaulted as the API server
+// defaults it (a set without a ClusterSet object has the defaults).
+func (r *Reconciler) setPolicy(ctx context.Context, labels map[string]string) (string, fleetv1.ClusterSetSpec, error) {
 	set := fleetv1.SetOf(labels)
-	level := fleetv1.DefaultPodSecurityLevel
 	cs := &fleetv1.ClusterSet{}
-	switch err := r.Hub.Get(ctx, client.ObjectKey{Name: set}, cs); {
-	case err == nil && cs.Spec.PodSecurity != "":
-		level = cs.Spec.PodSecurity
-	case err != nil && !apierrors.IsNotFound(err):
-		return fmt.Errorf("reading ClusterSet %s: %w", set, err)
+	if err := r.Hub.Get(ctx, client.ObjectKey{Name: set}, cs); err != nil && !apierrors.IsNotFound(err) {
+		return set, fleetv1.ClusterSetSpec{}, fmt.Errorf("reading ClusterSet %s: %w", set, err)
 	}
-	failed, err := podsecurity.Check(level, &cj.Spec.JobTemplate.Spec.Template)
+	if cs.Spec.PodSecurity == "" {
+		cs.Spec.PodSecurity = fleetv1.DefaultPodSecurityLevel
+	}
+	return set, cs.Spec, nil
+}
+
+// checkTemplate checks the run's pod template against the policy of the
+// cluster's set, before its plan is frozen: a template the set does not
+// allow fails the cluster at once, and no Job is created. Without tenancy
+// there are no sets, and only the hub's reserved ServiceAccount is
+// refused.
+func (r *Reconciler) checkTemplate(ctx context.Context, cj *fleetv1.ClusterJob, labels map[string]string) error {
+	pod := &cj.Spec.JobTemplate.Spec.Template
+	if !r.Options.Tenancy {
+		return serviceAccountError(podsecurity.CheckServiceAccount("", nil, &pod.Spec))
+	}
+	set, policy, err := r.setPolicy(ctx, labels)
+	if err != nil {
+		return err
+	}
+	failed, err := podsecurity.Check(policy.PodSecurity, pod)
 	if err != nil {
 		return &spoke.PermanentError{Reason: fleetv1.ReasonPodSecurityViolation, Err: fmt.Errorf("ClusterSet %s: %w", set, err)}
 	}
 	if len(failed) > 0 {
 		return &spoke.PermanentError{Reason: fleetv1.ReasonPodSecurityViolation, Err: fmt.Errorf(
-			"spec.jobTemplate.spec.template does not meet Pod Security level %q of cluster set %s, no Job was created: %s", level, set, podsecurity.Describe(failed))}
+			"spec.jobTemplate.spec.template does not meet Pod Security level %q of cluster set %s, no Job was created: %s", policy.PodSecurity, set, podsecurity.Describe(failed))}
 	}
-	return nil
+	return serviceAccountError(podsecurity.CheckServiceAccount(set, &policy, &pod.Spec))
+}
+
+func serviceAccountError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &spoke.PermanentError{Reason: fleetv1.ReasonServiceAccountNotAllowed, Err: fmt.Errorf("%w; no Job was created", err)}
+}
+
+// tokenAccounts are the ServiceAccounts whose token cj's Job pods may
+// mount in a cluster with these registration labels (spoke.Run's
+// ServiceAccounts). It is read when Jobs are created, not only when the
+// plan froze: an account the set stops allowing mid-run loses its token
+// for the groups that start after.
+func (r *Reconciler) tokenAccounts(ctx context.Context, cj *fleetv1.ClusterJob, labels map[string]string) ([]string, error) {
+	pod := &cj.Spec.JobTemplate.Spec.Template.Spec
+	if !r.Options.Tenancy {
+		return podsecurity.TokenAccounts(nil, pod), nil
+	}
+	_, policy, err := r.setPolicy(ctx, labels)
+	if err != nil {
+		return nil, err
+	}
+	return podsecurity.TokenAccounts(&policy, pod), nil
 }
 
 // toUnstartedClusterJobs maps a ClusterSetBinding's change to its

@@ -95,3 +95,58 @@ func Describe(failed []Failure) string {
 	}
 	return out
 }
+
+// ServiceAccount is the ServiceAccount a pod of spec runs as, the way the
+// API server reads it: serviceAccountName, else the deprecated
+// serviceAccount, else default. field is the one that named it, as a path
+// under the pod spec, empty for the default.
+func ServiceAccount(spec *corev1.PodSpec) (name, field string) {
+	switch {
+	case spec.ServiceAccountName != "":
+		return spec.ServiceAccountName, "serviceAccountName"
+	case spec.DeprecatedServiceAccount != "":
+		return spec.DeprecatedServiceAccount, "serviceAccount"
+	}
+	return fleetv1.DefaultServiceAccount, ""
+}
+
+// CheckServiceAccount refuses a pod spec that runs as a ServiceAccount the
+// policy of cluster set set does not allow, naming the field under
+// spec.jobTemplate.spec.template.spec. A nil policy is a hub without
+// tenancy: any account but the hub's reserved one.
+func CheckServiceAccount(set string, policy *fleetv1.ClusterSetSpec, spec *corev1.PodSpec) error {
+	name, field := ServiceAccount(spec)
+	path := "spec.jobTemplate.spec.template.spec." + field
+	if field == "" {
+		path = "spec.jobTemplate.spec.template.spec.serviceAccountName (unset: " + fleetv1.DefaultServiceAccount + ")"
+	}
+	switch {
+	case name == fleetv1.ReservedServiceAccount:
+		return fmt.Errorf("%s: ServiceAccount %q is the name of the hub's own identity in members registered before it moved out of the work namespace; no template may run as it", path, name)
+	case policy != nil && !policy.ServiceAccountAllowed(name):
+		return fmt.Errorf("%s: ServiceAccount %q is not in allowedServiceAccounts of cluster set %s (%s)", path, name, set, strings.Join(TokenAccounts(policy, spec), ", "))
+	}
+	return nil
+}
+
+// TokenAccounts are the ServiceAccounts whose token the pods of spec may
+// mount in a cluster whose set has policy (nil: a hub without tenancy,
+// where the account spec names may, unless it is the reserved one).
+func TokenAccounts(policy *fleetv1.ClusterSetSpec, spec *corev1.PodSpec) []string {
+	if policy == nil {
+		if name, _ := ServiceAccount(spec); name != fleetv1.ReservedServiceAccount {
+			return []string{name}
+		}
+		return nil
+	}
+	if len(policy.AllowedServiceAccounts) == 0 {
+		return []string{fleetv1.DefaultServiceAccount}
+	}
+	out := make([]string, 0, len(policy.AllowedServiceAccounts))
+	for _, a := range policy.AllowedServiceAccounts {
+		if string(a) != fleetv1.ReservedServiceAccount {
+			out = append(out, string(a))
+		}
+	}
+	return out
+}

@@ -114,3 +114,48 @@ func TestCheckUnknownLevel(t *testing.T) {
 		t.Errorf("Check(open) error = %v, want one naming the level", err)
 	}
 }
+
+func TestCheckServiceAccount(t *testing.T) {
+	listing := func(names ...fleetv1.ServiceAccountName) *fleetv1.ClusterSetSpec {
+		return &fleetv1.ClusterSetSpec{AllowedServiceAccounts: names}
+	}
+	for _, tc := range []struct {
+		name       string
+		policy     *fleetv1.ClusterSetSpec
+		spec       corev1.PodSpec
+		wantErr    string
+		wantTokens []string
+	}{
+		{name: "default by default", policy: &fleetv1.ClusterSetSpec{}, wantTokens: []string{"default"}},
+		{name: "a named account the set does not list", policy: &fleetv1.ClusterSetSpec{}, spec: corev1.PodSpec{ServiceAccountName: "builder"},
+			wantErr:    `spec.jobTemplate.spec.template.spec.serviceAccountName: ServiceAccount "builder" is not in allowedServiceAccounts of cluster set team-a (default)`,
+			wantTokens: []string{"default"}},
+		{name: "listed", policy: listing("default", "builder"), spec: corev1.PodSpec{ServiceAccountName: "builder"}, wantTokens: []string{"default", "builder"}},
+		{name: "default unset and not listed", policy: listing("builder"),
+			wantErr:    `spec.jobTemplate.spec.template.spec.serviceAccountName (unset: default): ServiceAccount "default" is not in allowedServiceAccounts of cluster set team-a (builder)`,
+			wantTokens: []string{"builder"}},
+		{name: "the deprecated field", policy: &fleetv1.ClusterSetSpec{}, spec: corev1.PodSpec{DeprecatedServiceAccount: "builder"},
+			wantErr: `spec.jobTemplate.spec.template.spec.serviceAccount: ServiceAccount "builder"`, wantTokens: []string{"default"}},
+		{name: "serviceAccountName wins over the deprecated field", policy: &fleetv1.ClusterSetSpec{},
+			spec: corev1.PodSpec{ServiceAccountName: "default", DeprecatedServiceAccount: "builder"}, wantTokens: []string{"default"}},
+		{name: "the hub's name, listed by an old set", policy: listing("fleetjob-hub"), spec: corev1.PodSpec{ServiceAccountName: "fleetjob-hub"},
+			wantErr: `spec.jobTemplate.spec.template.spec.serviceAccountName: ServiceAccount "fleetjob-hub" is the name of the hub's own identity`, wantTokens: []string{}},
+		{name: "no tenancy: any account", spec: corev1.PodSpec{ServiceAccountName: "builder"}, wantTokens: []string{"builder"}},
+		{name: "no tenancy: never the hub's", spec: corev1.PodSpec{ServiceAccountName: "fleetjob-hub"},
+			wantErr: `serviceAccountName: ServiceAccount "fleetjob-hub" is the name of the hub's own identity`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckServiceAccount("team-a", tc.policy, &tc.spec)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if (tc.wantErr == "") != (got == "") || !strings.Contains(got, tc.wantErr) {
+				t.Errorf("CheckServiceAccount() = %q, want an error containing %q", got, tc.wantErr)
+			}
+			if diff := cmp.Diff(tc.wantTokens, TokenAccounts(tc.policy, &tc.spec)); diff != "" {
+				t.Errorf("TokenAccounts() (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
