@@ -26,9 +26,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/member"
 )
 
-// register makes about 40 requests (applies, a token, access reviews):
+// register makes about 70 requests (applies, a token, access reviews of
+// its identity and of the work namespace's ServiceAccounts):
 // client-go's default 5 QPS would make it take seconds for no reason.
 const (
 	clientQPS   = 50
@@ -85,6 +87,9 @@ func (m *memberFlags) restConfig(o *options) (*rest.Config, string, error) {
 func validateWorkNamespace(ns string) error {
 	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 		return fmt.Errorf("--work-namespace %q is not a valid namespace name", ns)
+	}
+	if ns == member.HubNamespace {
+		return fmt.Errorf("--work-namespace %s holds the hub's identities, where no Job may run: choose another namespace", ns)
 	}
 	return nil
 }

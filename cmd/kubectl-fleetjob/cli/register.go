@@ -65,12 +65,23 @@ func newRegister(o *options) *cobra.Command {
 		Long: `Register a member cluster with the hub (the current context).
 
 In the member, register applies (server-side, idempotent) the work namespace,
-the ServiceAccount fleetjob-hub, a Role on Jobs and ConfigMaps in the work
-namespace, and a ClusterRole that reads nodes. It mints a token for the
-ServiceAccount, builds a kubeconfig with the member's CA and that token, and
-proves with SelfSubjectAccessReviews made with the token that it may do what
-the hub needs and may not read Secrets, run pods, change nodes or work in
-other namespaces. Only then does it write the registration Secret on the hub.
+the hub's identity: ServiceAccount <work namespace> in namespace fleetjob-hub,
+where no Job runs, so no pod a ClusterJob creates can run as it, a Role on
+Jobs and ConfigMaps in the work namespace, and a ClusterRole that reads nodes.
+It mints a token for the ServiceAccount, builds a kubeconfig with the member's
+CA and that token, and proves with SelfSubjectAccessReviews made with the
+token that it may do what the hub needs and may not read Secrets, run pods,
+change nodes or work in other namespaces; and with SubjectAccessReviews that
+no ServiceAccount of the work namespace (default and any other there), which
+a ClusterJob's pods may run as, may change Jobs, ConfigMaps or pods there or
+take the hub's identity. Only then does it write the registration Secret on
+the hub.
+
+A member registered before the identity moved has ServiceAccount
+fleetjob-hub in the work namespace: register migrates it. The bindings name
+both identities until the hub's Secret holds the new token; then the old
+ServiceAccount is deleted, which invalidates every token issued for it, and
+register proves it may do nothing more.
 
 The cluster is in one cluster set: --cluster-set SET labels the registration
 fleetjob.io/cluster-set=SET; without it the cluster is in the set default.
@@ -183,7 +194,27 @@ func (r *registerOptions) run(ctx context.Context) error {
 	if proof.created, err = r.writeRegistration(ctx, hubCS, reg); err != nil {
 		return err
 	}
+	if proof.legacy {
+		if proof.revoked, err = r.revokeLegacy(ctx, memberCtx, memberCS, objs); err != nil {
+			return err
+		}
+	}
 	return r.report(memberCtx, objs, ep, proof, policy)
+}
+
+// revokeLegacy ends a migration once the hub holds the new token: the
+// bindings name only the new identity, the old ServiceAccount is deleted
+// (its tokens with it), and reviews prove it may do nothing the hub did.
+func (r *registerOptions) revokeLegacy(ctx context.Context, memberCtx string, cs kubernetes.Interface, objs member.Objects) ([]string, error) {
+	retry := fmt.Sprintf("the hub already uses the new identity; run register again to finish revoking serviceaccount %s/%s", r.workNamespace, member.LegacyServiceAccountName)
+	deleted, err := member.Revoke(ctx, cs, objs)
+	if err != nil {
+		return nil, fmt.Errorf("member context %s: %w\n%s", memberCtx, err, retry)
+	}
+	if err := member.RevokedLegacy(ctx, cs, r.workNamespace); err != nil {
+		return nil, fmt.Errorf("member context %s: %w\n%s", memberCtx, err, retry)
+	}
+	return deleted, nil
 }
 
 // setPolicy reads the Pod Security level of the registration's set from
@@ -255,13 +286,28 @@ func (r *registerOptions) endpoint(ctx context.Context, cfg *rest.Config, cs kub
 type outcome struct {
 	token    member.Token
 	verified member.Verification
+	workload member.WorkloadVerification
 	created  bool
+	// legacy tells that the member held the hub's identity in the work
+	// namespace: register migrates it, and revoked is what it deleted.
+	legacy  bool
+	revoked []string
 }
 
 // prepareMember applies the member objects, mints the token, and proves
 // what it may do. Nothing is written on the hub before this succeeded.
 func (r *registerOptions) prepareMember(ctx context.Context, memberCtx string, memberCfg *rest.Config, cs kubernetes.Interface, objs member.Objects, ep member.Endpoint) (hub.Registration, outcome, error) {
-	if err := member.Apply(ctx, cs, objs); err != nil {
+	legacy, err := member.HasLegacy(ctx, cs, r.workNamespace)
+	if err != nil {
+		return hub.Registration{}, outcome{}, fmt.Errorf("member context %s: %w", memberCtx, err)
+	}
+	applied, skip := objs, ""
+	if legacy {
+		// The hub keeps working with its old token until its Secret holds
+		// the new one; revokeLegacy takes the old one out after.
+		applied, skip = objs.WithLegacySubject(), member.LegacyServiceAccountName
+	}
+	if err := member.Apply(ctx, cs, applied); err != nil {
 		return hub.Registration{}, outcome{}, fmt.Errorf("member context %s: %w", memberCtx, err)
 	}
 	token, err := member.MintToken(ctx, cs, r.workNamespace, r.tokenDuration)
@@ -274,9 +320,20 @@ func (r *registerOptions) prepareMember(ctx context.Context, memberCtx string, m
 	}
 	verified, err := r.verify(ctx, memberCfg, kc)
 	if err != nil {
-		return hub.Registration{}, outcome{}, fmt.Errorf("verifying the new credentials in member context %s: %w\nNothing was written on the hub; remove the member objects with: kubectl fleetjob unregister %s --purge --member-context %s --work-namespace %s", memberCtx, err, r.name, memberCtx, r.workNamespace)
+		return hub.Registration{}, outcome{}, r.unverified(memberCtx, "the new credentials", err)
 	}
-	return hub.Registration{Name: r.name, Labels: r.labels, Namespace: r.workNamespace, Kubeconfig: kc}, outcome{token: token, verified: verified}, nil
+	workload, err := member.VerifyWorkload(ctx, cs, r.workNamespace, skip)
+	if err != nil {
+		return hub.Registration{}, outcome{}, r.unverified(memberCtx, "the work namespace's serviceaccounts", err)
+	}
+	return hub.Registration{Name: r.name, Labels: r.labels, Namespace: r.workNamespace, Kubeconfig: kc},
+		outcome{token: token, verified: verified, workload: workload, legacy: legacy}, nil
+}
+
+// unverified is the error of a check that failed before anything was
+// written on the hub.
+func (r *registerOptions) unverified(memberCtx, what string, err error) error {
+	return fmt.Errorf("verifying %s in member context %s: %w\nNothing was written on the hub; remove the member objects with: kubectl fleetjob unregister %s --purge --member-context %s --work-namespace %s", what, memberCtx, err, r.name, memberCtx, r.workNamespace)
 }
 
 // verify makes the access reviews with the built kubeconfig, through the
@@ -308,9 +365,15 @@ func (r *registerOptions) report(memberCtx string, objs member.Objects, ep membe
 	fmt.Fprintf(w, "member context %s: applied %s\n", memberCtx, strings.Join(objs.Names(), ", "))
 	r.printPolicyNote(p)
 	fmt.Fprintf(w, "token of serviceaccount %s/%s expires %s (in %s): run register again before then to rotate it\n",
-		r.workNamespace, member.ServiceAccountName, o.token.Expires.UTC().Format(time.RFC3339), approximately(time.Until(o.token.Expires)))
+		member.HubNamespace, member.ServiceAccountName(r.workNamespace), o.token.Expires.UTC().Format(time.RFC3339), approximately(time.Until(o.token.Expires)))
 	fmt.Fprintf(w, "verified as %s: %d permissions granted, %d refused as they must be\n",
 		member.ServiceAccountUser(r.workNamespace), o.verified.Granted, o.verified.Refused)
+	fmt.Fprintf(w, "verified that serviceaccounts %s of namespace %s, which a ClusterJob's pods may run as, may do none of %d things fleetjob's objects rely on\n",
+		strings.Join(o.workload.Accounts, ", "), r.workNamespace, o.workload.Refused)
+	if o.legacy {
+		fmt.Fprintf(w, "migrated the hub's identity from serviceaccount %s/%s to %s/%s; deleted %s: its tokens no longer authenticate, verified\n",
+			r.workNamespace, member.LegacyServiceAccountName, member.HubNamespace, member.ServiceAccountName(r.workNamespace), strings.Join(o.revoked, ", "))
+	}
 	verb := "configured"
 	if o.created {
 		verb = "created"
@@ -328,7 +391,7 @@ func (r *registerOptions) printDryRun(memberCtx string, objs member.Objects, ep 
 	w := r.streams.Out
 	fmt.Fprintf(w, "member context %s: would apply %s (dry run)\n", memberCtx, strings.Join(objs.Names(), ", "))
 	r.printPolicyNote(p)
-	fmt.Fprintf(w, "member context %s: would mint a token of serviceaccount %s/%s valid for %s (dry run)\n", memberCtx, r.workNamespace, member.ServiceAccountName, approximately(r.tokenDuration))
+	fmt.Fprintf(w, "member context %s: would mint a token of serviceaccount %s/%s valid for %s (dry run)\n", memberCtx, member.HubNamespace, member.ServiceAccountName(r.workNamespace), approximately(r.tokenDuration))
 	fmt.Fprintf(w, "hub: would create or update secret/%s in namespace %s, connecting to %s (dry run)\n", r.name, r.registrationNamespace, ep.Server)
 	return nil
 }

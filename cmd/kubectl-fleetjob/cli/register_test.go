@@ -242,7 +242,7 @@ func TestRegisterDryRunJSONIsAList(t *testing.T) {
 	for _, it := range list.Items {
 		kinds = append(kinds, it.Kind)
 	}
-	want := []string{"Namespace", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Secret"}
+	want := []string{"Namespace", "Namespace", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Secret"}
 	if list.Kind != "List" || !cmp.Equal(want, kinds) {
 		t.Errorf("-o json is a %s of %v, want a List of %v", list.Kind, kinds, want)
 	}

@@ -46,8 +46,10 @@ func newUnregister(o *options) *cobra.Command {
 		Long: `Delete the registration Secret of a member cluster from the hub: the hub
 stops using the member (runs in progress report it unreachable).
 
-With --purge, also delete what register created in the member: the
-ServiceAccount (which revokes its tokens), the Role, the ClusterRole and
+With --purge, also delete what register created in the member: the hub's
+ServiceAccount in namespace fleetjob-hub (which revokes its tokens; the
+namespace stays, for other registrations' identities), the ServiceAccount
+fleetjob-hub of a registration never migrated, the Role, the ClusterRole and
 their bindings, and the work namespace with everything in it.`,
 		Example: `  kubectl fleetjob unregister eu-1
   kubectl fleetjob unregister eu-1 --purge --member-context kind-eu-1`,
@@ -80,7 +82,7 @@ func (u *unregisterOptions) run(ctx context.Context) error {
 		return err
 	}
 	if !u.purge {
-		fmt.Fprintf(u.streams.Out, "the member keeps namespace %s and serviceaccount %s; its token stays valid until it expires (run with --purge --member-context CONTEXT to remove them)\n", ns, member.ServiceAccountName)
+		fmt.Fprintf(u.streams.Out, "the member keeps namespace %s and serviceaccount %s/%s; its token stays valid until it expires (run with --purge --member-context CONTEXT to remove them)\n", ns, member.HubNamespace, member.ServiceAccountName(ns))
 		return nil
 	}
 	cfg, memberCtx, err := u.member.restConfig(u.options)

@@ -20,12 +20,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/access"
 	"github.com/fleetjob/fleetjob/spoke"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 )
@@ -44,6 +48,8 @@ func Forbidden(ns string) []authorizationv1.ResourceAttributes {
 		{Namespace: ns, Resource: "secrets", Verb: "list"},
 		{Namespace: ns, Resource: "pods", Verb: "create"},
 		{Namespace: ns, Resource: "serviceaccounts", Subresource: "token", Verb: "create"},
+		{Namespace: HubNamespace, Resource: "serviceaccounts", Subresource: "token", Verb: "create"},
+		{Namespace: HubNamespace, Resource: "secrets", Verb: "get"},
 		{Namespace: ns, Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Verb: "create"},
 		{Namespace: ns, Group: "batch", Resource: "jobs", Verb: "update"},
 		{Resource: "nodes", Verb: "update"},
@@ -55,10 +61,120 @@ func Forbidden(ns string) []authorizationv1.ResourceAttributes {
 	}
 }
 
+// WorkloadForbidden is what no ServiceAccount of work namespace ns may do,
+// since a ClusterJob's pods may run as any of them: change what fleetjob's
+// runs rely on (their Jobs, pods, plans and records), grant itself more, or
+// take the hub's identity. Reading is not in it: a pod that reads another
+// run's plan learns node names, and changes nothing.
+func WorkloadForbidden(ns string) []authorizationv1.ResourceAttributes {
+	var out []authorizationv1.ResourceAttributes
+	for _, verb := range []string{"create", "update", "patch", "delete", "deletecollection"} {
+		out = append(out,
+			authorizationv1.ResourceAttributes{Namespace: ns, Group: "batch", Resource: "jobs", Verb: verb},
+			authorizationv1.ResourceAttributes{Namespace: ns, Resource: "configmaps", Verb: verb})
+	}
+	return append(out,
+		authorizationv1.ResourceAttributes{Namespace: ns, Group: "batch", Resource: "jobs", Subresource: "status", Verb: "update"},
+		authorizationv1.ResourceAttributes{Namespace: ns, Resource: "pods", Verb: "delete"},
+		authorizationv1.ResourceAttributes{Namespace: ns, Resource: "pods", Verb: "deletecollection"},
+		authorizationv1.ResourceAttributes{Namespace: ns, Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Verb: "update"},
+		authorizationv1.ResourceAttributes{Namespace: ns, Group: "rbac.authorization.k8s.io", Resource: "rolebindings", Verb: "create"},
+		authorizationv1.ResourceAttributes{Namespace: ns, Group: "rbac.authorization.k8s.io", Resource: "roles", Verb: "update"},
+		authorizationv1.ResourceAttributes{Namespace: HubNamespace, Resource: "serviceaccounts", Subresource: "token", Verb: "create", Name: ServiceAccountName(ns)},
+		authorizationv1.ResourceAttributes{Namespace: HubNamespace, Resource: "serviceaccounts", Verb: "impersonate", Name: ServiceAccountName(ns)},
+		authorizationv1.ResourceAttributes{Namespace: HubNamespace, Resource: "serviceaccounts", Verb: "delete", Name: ServiceAccountName(ns)},
+		authorizationv1.ResourceAttributes{Namespace: HubNamespace, Resource: "secrets", Verb: "list"},
+	)
+}
+
 // Verification is what Verify proved.
 type Verification struct {
 	// Granted and Refused count the checks that came out as they must.
 	Granted, Refused int
+}
+
+// maxWorkloadAccounts bounds how many ServiceAccounts of a work namespace
+// VerifyWorkload reviews: each costs a review per WorkloadForbidden entry,
+// and a work namespace holds fleetjob's runs, not a team's whole estate.
+const maxWorkloadAccounts = 100
+
+// WorkloadVerification is what VerifyWorkload proved.
+type WorkloadVerification struct {
+	// Accounts are the ServiceAccounts of the work namespace reviewed.
+	Accounts []string
+	// Refused counts the accesses each was refused.
+	Refused int
+}
+
+// VerifyWorkload proves, with SubjectAccessReviews made with cs (the
+// member context's own rights), that no ServiceAccount of work namespace
+// ns, default and every one that exists there but skip, may do anything in
+// WorkloadForbidden: whichever a template names, its pods cannot touch
+// fleetjob's objects. skip is the legacy identity a migration is about to
+// revoke (RevokedLegacy proves that).
+func VerifyWorkload(ctx context.Context, cs kubernetes.Interface, ns, skip string) (WorkloadVerification, error) {
+	list, err := cs.CoreV1().ServiceAccounts(ns).List(ctx, metav1.ListOptions{Limit: maxWorkloadAccounts})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return WorkloadVerification{}, fmt.Errorf("listing the serviceaccounts of namespace %s: %w", ns, err)
+	}
+	if err == nil && list.Continue != "" {
+		return WorkloadVerification{}, fmt.Errorf("namespace %s holds more than %d serviceaccounts: register proves that none may touch fleetjob's objects and reviews at most %d; use a work namespace of fleetjob's own", ns, maxWorkloadAccounts, maxWorkloadAccounts)
+	}
+	// default is reviewed even before the member's controller created it:
+	// a grant to its name waits for it.
+	accounts := []string{fleetv1.DefaultServiceAccount}
+	if list != nil {
+		for _, sa := range list.Items {
+			if sa.Name != skip && !slices.Contains(accounts, sa.Name) {
+				accounts = append(accounts, sa.Name)
+			}
+		}
+	}
+	forbidden := WorkloadForbidden(ns)
+	for _, name := range accounts {
+		allowed, err := reviewAs(ctx, cs, serviceAccountUser(ns, name), serviceAccountGroups(ns), forbidden)
+		if err != nil {
+			return WorkloadVerification{}, err
+		}
+		if len(allowed) > 0 {
+			return WorkloadVerification{}, fmt.Errorf("serviceaccount %s/%s, which a ClusterJob's pods may run as, may %s: a binding in the member grants it (look for RoleBindings in %s and ClusterRoleBindings of it or of the groups system:serviceaccounts, system:serviceaccounts:%s, system:authenticated); its pods could change other runs' Jobs, plans and records. Remove the grant, or move that account out of the work namespace", ns, name, access.DescribeAll(allowed), ns, ns)
+		}
+	}
+	return WorkloadVerification{Accounts: accounts, Refused: len(forbidden)}, nil
+}
+
+// RevokedLegacy proves, with SubjectAccessReviews made with cs, that the
+// legacy identity of work namespace ns may no longer do anything the hub
+// needs, waiting up to grantTimeout for the member's authorizer to see the
+// bindings just applied.
+func RevokedLegacy(ctx context.Context, cs kubernetes.Interface, ns string) error {
+	var still []authorizationv1.ResourceAttributes
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, grantTimeout, true, func(ctx context.Context) (bool, error) {
+		allowed, err := reviewAs(ctx, cs, serviceAccountUser(ns, LegacyServiceAccountName), serviceAccountGroups(ns), access.Required(ns))
+		still = allowed
+		return len(allowed) == 0, err
+	})
+	if len(still) > 0 && wait.Interrupted(err) {
+		return fmt.Errorf("after %s the old identity %s may still %s: another binding grants it", grantTimeout, serviceAccountUser(ns, LegacyServiceAccountName), access.DescribeAll(still))
+	}
+	return err
+}
+
+// reviewAs asks the member, with SubjectAccessReviews, which of attrs user
+// in groups may do.
+func reviewAs(ctx context.Context, cs kubernetes.Interface, user string, groups []string, attrs []authorizationv1.ResourceAttributes) ([]authorizationv1.ResourceAttributes, error) {
+	var allowed []authorizationv1.ResourceAttributes
+	for _, a := range attrs {
+		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, Groups: groups, ResourceAttributes: &a}}
+		got, err := cs.AuthorizationV1().SubjectAccessReviews().Create(ctx, review, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("asking the member whether %s may %s: %w", user, access.Describe(a), err)
+		}
+		if got.Status.Allowed {
+			allowed = append(allowed, a)
+		}
+	}
+	return allowed, nil
 }
 
 // grantTimeout bounds the wait for the member's authorizer to see bindings
@@ -89,7 +205,7 @@ func Verify(ctx context.Context, cs kubernetes.Interface, ns string) (Verificati
 	}
 	if len(allowed) > 0 {
 		return Verification{}, errors.New("the new token may also " + access.DescribeAll(allowed) +
-			": another binding in the member grants it (look for ClusterRoleBindings of the groups system:serviceaccounts, system:serviceaccounts:" + ns + " or system:authenticated); fleetjob registers only a least-privilege identity")
+			": another binding in the member grants it (look for ClusterRoleBindings of the groups system:serviceaccounts, system:serviceaccounts:" + HubNamespace + " or system:authenticated); fleetjob registers only a least-privilege identity")
 	}
 	return Verification{Granted: len(access.Required(ns)), Refused: len(denied)}, nil
 }

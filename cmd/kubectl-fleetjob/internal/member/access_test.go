@@ -26,6 +26,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -53,7 +55,7 @@ func TestVerify(t *testing.T) {
 		want    Verification
 		wantErr string
 	}{
-		{name: "least privilege", allow: exactly, want: Verification{Granted: 19, Refused: 12}},
+		{name: "least privilege", allow: exactly, want: Verification{Granted: 19, Refused: 14}},
 		{
 			name:    "a grant missing",
 			allow:   func(a authorizationv1.ResourceAttributes) bool { return exactly(a) && a.Verb != "deletecollection" },
@@ -62,7 +64,7 @@ func TestVerify(t *testing.T) {
 		{
 			name:    "secrets readable",
 			allow:   func(a authorizationv1.ResourceAttributes) bool { return exactly(a) || a.Resource == "secrets" },
-			wantErr: "the new token may also get secrets in namespace fleetjob-system; list secrets in namespace fleetjob-system: another binding",
+			wantErr: "the new token may also get secrets in namespace fleetjob-system; list secrets in namespace fleetjob-system; get secrets in namespace fleetjob-hub: another binding",
 		},
 		{
 			name:    "cluster-admin",
@@ -92,6 +94,75 @@ func TestVerifyWaitsForGrants(t *testing.T) {
 	})
 	if _, err := Verify(context.Background(), cs, "w"); err != nil {
 		t.Errorf("Verify = %v, want success once the grants showed", err)
+	}
+}
+
+// subjectReviewer answers SubjectAccessReviews: allow says what user may.
+func subjectReviewer(cs *fake.Clientset, allow func(user string, a authorizationv1.ResourceAttributes) bool) *fake.Clientset {
+	cs.PrependReactor("create", "subjectaccessreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		r := a.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview).DeepCopy()
+		r.Status.Allowed = allow(r.Spec.User, *r.Spec.ResourceAttributes)
+		return true, r, nil
+	})
+	return cs
+}
+
+// TestVerifyWorkload: whichever ServiceAccount of the work namespace a
+// template names, its pods may touch none of fleetjob's objects.
+func TestVerifyWorkload(t *testing.T) {
+	const ns = "w"
+	sa := func(name string) runtime.Object {
+		return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
+	}
+	nothing := func(string, authorizationv1.ResourceAttributes) bool { return false }
+	for _, tc := range []struct {
+		name         string
+		objects      []runtime.Object
+		skip         string
+		allow        func(string, authorizationv1.ResourceAttributes) bool
+		wantAccounts []string
+		wantErr      string
+	}{
+		{name: "default, before the member created it", allow: nothing, wantAccounts: []string{"default"}},
+		{name: "every account there", objects: []runtime.Object{sa("default"), sa("builder")}, allow: nothing, wantAccounts: []string{"default", "builder"}},
+		{
+			name: "default may write ConfigMaps",
+			allow: func(u string, a authorizationv1.ResourceAttributes) bool {
+				return u == "system:serviceaccount:w:default" && a.Resource == "configmaps"
+			},
+			wantErr: "serviceaccount w/default, which a ClusterJob's pods may run as, may create configmaps in namespace w",
+		},
+		{
+			name:    "another account may mint the hub's token",
+			objects: []runtime.Object{sa("builder")},
+			allow: func(u string, a authorizationv1.ResourceAttributes) bool {
+				return u == "system:serviceaccount:w:builder" && a.Subresource == "token"
+			},
+			wantErr: "serviceaccount w/builder, which a ClusterJob's pods may run as, may create serviceaccounts/token w in namespace fleetjob-hub",
+		},
+		{
+			name:    "the legacy identity a migration revokes next is skipped",
+			objects: []runtime.Object{sa("fleetjob-hub")},
+			skip:    "fleetjob-hub",
+			allow: func(u string, _ authorizationv1.ResourceAttributes) bool {
+				return u == "system:serviceaccount:w:fleetjob-hub"
+			},
+			wantAccounts: []string{"default"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := subjectReviewer(fake.NewClientset(tc.objects...), tc.allow)
+			got, err := VerifyWorkload(context.Background(), cs, ns, tc.skip)
+			if diff := cmp.Diff(tc.wantErr, errString(err), substring); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantAccounts, got.Accounts); diff != "" {
+				t.Errorf("accounts reviewed (-want +got):\n%s", diff)
+			}
+			if tc.wantErr == "" && got.Refused != len(WorkloadForbidden(ns)) {
+				t.Errorf("Refused = %d, want %d", got.Refused, len(WorkloadForbidden(ns)))
+			}
+		})
 	}
 }
 

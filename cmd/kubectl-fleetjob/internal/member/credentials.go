@@ -54,14 +54,14 @@ type Token struct {
 // MinTokenDuration is the shortest token the TokenRequest API issues.
 const MinTokenDuration = 10 * time.Minute
 
-// MintToken asks the member for a token of the hub's ServiceAccount in ns,
-// valid for d. The member may shorten it (--service-account-max-token-expiration);
+// MintToken asks the member for a token of the hub's ServiceAccount for
+// work namespace ns (in HubNamespace), valid for d. The member may shorten it (--service-account-max-token-expiration);
 // Expires is what it granted.
 func MintToken(ctx context.Context, cs kubernetes.Interface, ns string, d time.Duration) (Token, error) {
 	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(d / time.Second))}}
-	got, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, ServiceAccountName, req, metav1.CreateOptions{})
+	got, err := cs.CoreV1().ServiceAccounts(HubNamespace).CreateToken(ctx, ServiceAccountName(ns), req, metav1.CreateOptions{})
 	if err != nil {
-		return Token{}, fmt.Errorf("minting a token for serviceaccount %s/%s with the TokenRequest API: %w", ns, ServiceAccountName, err)
+		return Token{}, fmt.Errorf("minting a token for serviceaccount %s/%s with the TokenRequest API: %w", HubNamespace, ServiceAccountName(ns), err)
 	}
 	return Token{Value: Secret(got.Status.Token), Expires: got.Status.ExpirationTimestamp.Time}, nil
 }
@@ -126,7 +126,7 @@ func CAData(ctx context.Context, cfg *rest.Config, cs kubernetes.Interface) ([]b
 // CA inline, the token, and the work namespace as the context's namespace.
 // It is checked with pkg/kubeconfig.Parse, the hub's own rules.
 func BuildKubeconfig(cluster, namespace string, ep Endpoint, token Secret) ([]byte, error) {
-	user := ServiceAccountName + "@" + cluster
+	user := HubNamespace + "@" + cluster
 	cfg := clientcmdapi.NewConfig()
 	cfg.Clusters[cluster] = &clientcmdapi.Cluster{Server: ep.Server, CertificateAuthorityData: ep.CAData}
 	cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: string(token)}

@@ -179,8 +179,9 @@ func TestMintToken(t *testing.T) {
 	cs.PrependReactor("create", "serviceaccounts", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		req := a.(k8stesting.CreateAction).GetObject().(*authenticationv1.TokenRequest)
 		asked = *req.Spec.ExpirationSeconds
-		if a.GetSubresource() != "token" || a.GetNamespace() != "w" {
-			t.Errorf("asked %s %s in %s, want a token in w", a.GetVerb(), a.GetSubresource(), a.GetNamespace())
+		name := a.(k8stesting.CreateAction).GetObject().(*authenticationv1.TokenRequest).Name
+		if a.GetSubresource() != "token" || a.GetNamespace() != "fleetjob-hub" {
+			t.Errorf("asked %s %s of %s in %s, want a token in fleetjob-hub, where no Job runs", a.GetVerb(), a.GetSubresource(), name, a.GetNamespace())
 		}
 		return true, &authenticationv1.TokenRequest{Status: authenticationv1.TokenRequestStatus{Token: "t", ExpirationTimestamp: metav1.NewTime(expires)}}, nil
 	})

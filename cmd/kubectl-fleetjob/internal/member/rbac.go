@@ -15,16 +15,18 @@ limitations under the License.
 */
 
 // Package member is what `kubectl fleetjob register` does in a member
-// cluster: the least-privilege identity of the hub (a ServiceAccount, a Role
-// in the work namespace and a ClusterRole over nodes), its token, the
-// kubeconfig the hub stores, and the access reviews that prove the token can
-// do what the hub needs and nothing else.
+// cluster: the least-privilege identity of the hub (a ServiceAccount in its
+// own namespace, where no Job runs, a Role in the work namespace and a
+// ClusterRole over nodes), its token, the kubeconfig the hub stores, and the
+// access reviews that prove the token can do what the hub needs and nothing
+// else, and that the pods of the work namespace can touch none of it.
 package member
 
 import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/access"
@@ -42,8 +44,15 @@ const (
 	// FieldManager owns every field the CLI applies, in members and on the
 	// hub, so that re-running register updates its own fields only.
 	FieldManager = "kubectl-fleetjob"
-	// ServiceAccountName is the hub's identity in a member.
-	ServiceAccountName = "fleetjob-hub"
+	// HubNamespace holds the hub's identities in a member: one
+	// ServiceAccount per work namespace. No Job runs there, and a pod can
+	// only run as a ServiceAccount of its own namespace, so no pod a
+	// ClusterJob creates can run as the hub.
+	HubNamespace = "fleetjob-hub"
+	// LegacyServiceAccountName is the hub's identity in the work namespace
+	// of a member registered before it moved to HubNamespace: register
+	// revokes it.
+	LegacyServiceAccountName = fleetv1.ReservedServiceAccount
 	// RoleName names the Role and RoleBinding in the work namespace.
 	RoleName = "fleetjob-hub"
 	// NodesClusterRoleName names the ClusterRole that reads nodes.
@@ -59,10 +68,16 @@ func ClusterRoleBindingName(namespace string) string {
 	return NodesClusterRoleName + "-" + namespace
 }
 
+// ServiceAccountName is the name of the hub's ServiceAccount, in
+// HubNamespace, for work namespace ns: two registrations with different
+// work namespaces (two hubs sharing a member) never share an identity.
+func ServiceAccountName(ns string) string { return ns }
+
 // Objects are the member objects of one registration, applied in the order
 // of List.
 type Objects struct {
 	Namespace          *corev1ac.NamespaceApplyConfiguration
+	HubNamespace       *corev1ac.NamespaceApplyConfiguration
 	ServiceAccount     *corev1ac.ServiceAccountApplyConfiguration
 	Role               *rbacv1ac.RoleApplyConfiguration
 	RoleBinding        *rbacv1ac.RoleBindingApplyConfiguration
@@ -79,10 +94,15 @@ func Build(ns string, level fleetv1.PodSecurityLevel) Objects {
 	if EnforcesPodSecurity(ns) {
 		nsLabels[podsecurity.EnforceLabel] = string(level)
 	}
-	subject := rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(ServiceAccountName).WithNamespace(ns)
+	// No pod is meant to run in the hub's namespace: restricted refuses
+	// the worst of one created there by mistake.
+	hubNSLabels := maps.Clone(labels)
+	hubNSLabels[podsecurity.EnforceLabel] = string(fleetv1.PodSecurityRestricted)
+	subject := rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(ServiceAccountName(ns)).WithNamespace(HubNamespace)
 	return Objects{
 		Namespace:      corev1ac.Namespace(ns).WithLabels(nsLabels),
-		ServiceAccount: corev1ac.ServiceAccount(ServiceAccountName, ns).WithLabels(labels),
+		HubNamespace:   corev1ac.Namespace(HubNamespace).WithLabels(hubNSLabels),
+		ServiceAccount: corev1ac.ServiceAccount(ServiceAccountName(ns), HubNamespace).WithLabels(labels),
 		Role: rbacv1ac.Role(RoleName, ns).WithLabels(labels).WithRules(
 			rbacv1ac.PolicyRule().WithAPIGroups("batch").WithResources("jobs").WithVerbs(access.WorkVerbs...),
 			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("configmaps").WithVerbs(access.ConfigMapVerbs...),
@@ -101,17 +121,36 @@ func Build(ns string, level fleetv1.PodSecurityLevel) Objects {
 	}
 }
 
-// List is the objects in apply order: the namespace first, bindings after
+// legacySubject is the hub's identity of a registration from before
+// HubNamespace.
+func legacySubject(ns string) *rbacv1ac.SubjectApplyConfiguration {
+	return rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(LegacyServiceAccountName).WithNamespace(ns)
+}
+
+// WithLegacySubject is o with the bindings naming the legacy identity
+// too: while register migrates a registration, the hub keeps working with
+// the old token until it has the new one.
+func (o Objects) WithLegacySubject() Objects {
+	ns := *o.Namespace.Name
+	rb, crb := *o.RoleBinding, *o.ClusterRoleBinding
+	rb.Subjects = append(slices.Clone(rb.Subjects), *legacySubject(ns))
+	crb.Subjects = append(slices.Clone(crb.Subjects), *legacySubject(ns))
+	o.RoleBinding, o.ClusterRoleBinding = &rb, &crb
+	return o
+}
+
+// List is the objects in apply order: the namespaces first, bindings after
 // what they bind.
 func (o Objects) List() []any {
-	return []any{o.Namespace, o.ServiceAccount, o.Role, o.RoleBinding, o.ClusterRole, o.ClusterRoleBinding}
+	return []any{o.Namespace, o.HubNamespace, o.ServiceAccount, o.Role, o.RoleBinding, o.ClusterRole, o.ClusterRoleBinding}
 }
 
 // Names are kind/name of the objects, in apply order, for messages.
 func (o Objects) Names() []string {
 	return []string{
 		"namespace/" + *o.Namespace.Name,
-		"serviceaccount/" + *o.ServiceAccount.Name,
+		"namespace/" + *o.HubNamespace.Name,
+		"serviceaccount/" + *o.ServiceAccount.Namespace + "/" + *o.ServiceAccount.Name,
 		"role/" + *o.Role.Name,
 		"rolebinding/" + *o.RoleBinding.Name,
 		"clusterrole/" + *o.ClusterRole.Name,
@@ -129,8 +168,9 @@ func Apply(ctx context.Context, cs kubernetes.Interface, o Objects) error {
 		apply func() error
 	}{
 		{"namespace/" + ns, func() error { _, err := cs.CoreV1().Namespaces().Apply(ctx, o.Namespace, opts); return err }},
-		{"serviceaccount/" + ServiceAccountName, func() error {
-			_, err := cs.CoreV1().ServiceAccounts(ns).Apply(ctx, o.ServiceAccount, opts)
+		{"namespace/" + HubNamespace, func() error { _, err := cs.CoreV1().Namespaces().Apply(ctx, o.HubNamespace, opts); return err }},
+		{"serviceaccount/" + HubNamespace + "/" + ServiceAccountName(ns), func() error {
+			_, err := cs.CoreV1().ServiceAccounts(HubNamespace).Apply(ctx, o.ServiceAccount, opts)
 			return err
 		}},
 		{"role/" + RoleName, func() error { _, err := cs.RbacV1().Roles(ns).Apply(ctx, o.Role, opts); return err }},
@@ -164,24 +204,16 @@ var protectedNamespaces = map[string]bool{
 // either way.
 func EnforcesPodSecurity(ns string) bool { return !protectedNamespaces[ns] }
 
-// Purge deletes the objects Apply created for work namespace ns, and the
-// namespace itself unless it is one of Kubernetes' own. The shared
-// ClusterRole goes only when no other binding uses it. It returns what it
-// deleted, as kind/name.
+// Purge deletes the objects Apply created for work namespace ns (and the
+// legacy identity of an unmigrated registration), and the work namespace
+// itself unless it is one of Kubernetes' own. The shared ClusterRole goes
+// only when no other binding uses it. HubNamespace stays: other work
+// namespaces' identities may live there, and a register running meanwhile
+// would lose its new identity with it. It returns what it deleted, as
+// kind/name.
 func Purge(ctx context.Context, cs kubernetes.Interface, ns string) ([]string, error) {
 	var deleted []string
-	del := func(name string, f func() error) error {
-		err := f()
-		switch {
-		case err == nil:
-			deleted = append(deleted, name)
-			return nil
-		case apierrors.IsNotFound(err):
-			return nil
-		default:
-			return fmt.Errorf("deleting %s in the member: %w", name, err)
-		}
-	}
+	del := deleter(&deleted)
 	opts := metav1.DeleteOptions{}
 	rbac, core := cs.RbacV1(), cs.CoreV1()
 	steps := []struct {
@@ -193,12 +225,17 @@ func Purge(ctx context.Context, cs kubernetes.Interface, ns string) ([]string, e
 		}},
 		{"rolebinding/" + RoleName, func() error { return rbac.RoleBindings(ns).Delete(ctx, RoleName, opts) }},
 		{"role/" + RoleName, func() error { return rbac.Roles(ns).Delete(ctx, RoleName, opts) }},
-		{"serviceaccount/" + ServiceAccountName, func() error { return core.ServiceAccounts(ns).Delete(ctx, ServiceAccountName, opts) }},
+		{"serviceaccount/" + HubNamespace + "/" + ServiceAccountName(ns), func() error {
+			return core.ServiceAccounts(HubNamespace).Delete(ctx, ServiceAccountName(ns), opts)
+		}},
 	}
 	for _, s := range steps {
 		if err := del(s.name, s.f); err != nil {
 			return deleted, err
 		}
+	}
+	if err := deleteLegacy(ctx, cs, ns, del); err != nil {
+		return deleted, err
 	}
 	if err := purgeClusterRole(ctx, cs, del); err != nil {
 		return deleted, err
@@ -207,6 +244,66 @@ func Purge(ctx context.Context, cs kubernetes.Interface, ns string) ([]string, e
 		return deleted, nil
 	}
 	return deleted, del("namespace/"+ns, func() error { return core.Namespaces().Delete(ctx, ns, opts) })
+}
+
+// deleter returns a delete step runner that appends what it deleted to
+// deleted and takes an object already gone as done.
+func deleter(deleted *[]string) func(string, func() error) error {
+	return func(name string, f func() error) error {
+		err := f()
+		switch {
+		case err == nil:
+			*deleted = append(*deleted, name)
+			return nil
+		case apierrors.IsNotFound(err):
+			return nil
+		default:
+			return fmt.Errorf("deleting %s in the member: %w", name, err)
+		}
+	}
+}
+
+// HasLegacy tells whether work namespace ns holds the hub's identity of a
+// registration from before HubNamespace, as register created it: one
+// register did not label is not ours, and is never deleted.
+func HasLegacy(ctx context.Context, cs kubernetes.Interface, ns string) (bool, error) {
+	sa, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, LegacyServiceAccountName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("reading serviceaccount %s/%s in the member: %w", ns, LegacyServiceAccountName, err)
+	}
+	return sa.Labels["app.kubernetes.io/managed-by"] == managedByValue, nil
+}
+
+// deleteLegacy deletes the legacy identity of work namespace ns, if
+// register created it: deleting a ServiceAccount invalidates every token
+// issued for it.
+func deleteLegacy(ctx context.Context, cs kubernetes.Interface, ns string, del func(string, func() error) error) error {
+	legacy, err := HasLegacy(ctx, cs, ns)
+	if err != nil || !legacy {
+		return err
+	}
+	return del("serviceaccount/"+ns+"/"+LegacyServiceAccountName, func() error {
+		return cs.CoreV1().ServiceAccounts(ns).Delete(ctx, LegacyServiceAccountName, metav1.DeleteOptions{})
+	})
+}
+
+// Revoke ends a migration: it applies o's bindings, which name only the
+// new identity, and deletes the legacy ServiceAccount of o's work
+// namespace. It returns what it deleted.
+func Revoke(ctx context.Context, cs kubernetes.Interface, o Objects) ([]string, error) {
+	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
+	ns := *o.Namespace.Name
+	if _, err := cs.RbacV1().RoleBindings(ns).Apply(ctx, o.RoleBinding, opts); err != nil {
+		return nil, fmt.Errorf("applying rolebinding/%s in the member: %w", RoleName, err)
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Apply(ctx, o.ClusterRoleBinding, opts); err != nil {
+		return nil, fmt.Errorf("applying clusterrolebinding/%s in the member: %w", ClusterRoleBindingName(ns), err)
+	}
+	var deleted []string
+	return deleted, deleteLegacy(ctx, cs, ns, deleter(&deleted))
 }
 
 func purgeClusterRole(ctx context.Context, cs kubernetes.Interface, del func(string, func() error) error) error {
@@ -225,7 +322,17 @@ func purgeClusterRole(ctx context.Context, cs kubernetes.Interface, del func(str
 }
 
 // ServiceAccountUser is the user name the member authenticates the hub's
-// token as.
+// token for work namespace ns as.
 func ServiceAccountUser(ns string) string {
-	return "system:serviceaccount:" + ns + ":" + ServiceAccountName
+	return serviceAccountUser(HubNamespace, ServiceAccountName(ns))
+}
+
+func serviceAccountUser(ns, name string) string {
+	return "system:serviceaccount:" + ns + ":" + name
+}
+
+// serviceAccountGroups are the groups the member puts a ServiceAccount of
+// namespace ns in.
+func serviceAccountGroups(ns string) []string {
+	return []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}
 }

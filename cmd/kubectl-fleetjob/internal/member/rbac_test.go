@@ -31,6 +31,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/component-helpers/auth/rbac/validation"
 )
@@ -59,11 +60,11 @@ func TestBuildRules(t *testing.T) {
 		{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{"kube-system"}, Verbs: []string{"get"}},
 	}
 	for _, tc := range []struct {
-		ns            string
-		wantRole      []rbacv1.PolicyRule
-		wantNodes     []rbacv1.PolicyRule
-		wantCRBName   string
-		wantSubjectNS string
+		ns              string
+		wantRole        []rbacv1.PolicyRule
+		wantNodes       []rbacv1.PolicyRule
+		wantCRBName     string
+		wantSubjectName string
 	}{
 		{
 			ns: "fleetjob-system",
@@ -72,9 +73,9 @@ func TestBuildRules(t *testing.T) {
 				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: configMaps},
 				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
 			},
-			wantNodes:     clusterRules,
-			wantCRBName:   "fleetjob-hub-nodes-fleetjob-system",
-			wantSubjectNS: "fleetjob-system",
+			wantNodes:       clusterRules,
+			wantCRBName:     "fleetjob-hub-nodes-fleetjob-system",
+			wantSubjectName: "fleetjob-system",
 		},
 		{
 			ns: "jobs",
@@ -83,9 +84,9 @@ func TestBuildRules(t *testing.T) {
 				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: configMaps},
 				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
 			},
-			wantNodes:     clusterRules,
-			wantCRBName:   "fleetjob-hub-nodes-jobs",
-			wantSubjectNS: "jobs",
+			wantNodes:       clusterRules,
+			wantCRBName:     "fleetjob-hub-nodes-jobs",
+			wantSubjectName: "jobs",
 		},
 	} {
 		t.Run(tc.ns, func(t *testing.T) {
@@ -101,7 +102,9 @@ func TestBuildRules(t *testing.T) {
 			if diff := cmp.Diff(tc.wantNodes, nodes.Rules); diff != "" {
 				t.Errorf("ClusterRole rules (-want +got):\n%s", diff)
 			}
-			wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "fleetjob-hub", Namespace: tc.wantSubjectNS}}
+			// The subject lives in fleetjob-hub, where no Job runs: no pod
+			// of the work namespace can run as it.
+			wantSubjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: tc.wantSubjectName, Namespace: "fleetjob-hub"}}
 			rb := decode[rbacv1.RoleBinding](t, o.RoleBinding)
 			if diff := cmp.Diff(rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "fleetjob-hub"}, rb.RoleRef); diff != "" {
 				t.Errorf("RoleBinding roleRef (-want +got):\n%s", diff)
@@ -200,7 +203,7 @@ func TestApplyPurge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"clusterrolebinding/fleetjob-hub-nodes-a", "rolebinding/fleetjob-hub", "role/fleetjob-hub", "serviceaccount/fleetjob-hub", "namespace/a"}
+	want := []string{"clusterrolebinding/fleetjob-hub-nodes-a", "rolebinding/fleetjob-hub", "role/fleetjob-hub", "serviceaccount/fleetjob-hub/a", "namespace/a"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Purge(a) deleted (-want +got):\n%s", diff)
 	}
@@ -208,7 +211,7 @@ func TestApplyPurge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []string{"clusterrolebinding/fleetjob-hub-nodes-b", "rolebinding/fleetjob-hub", "role/fleetjob-hub", "serviceaccount/fleetjob-hub", "clusterrole/fleetjob-hub-nodes", "namespace/b"}
+	want = []string{"clusterrolebinding/fleetjob-hub-nodes-b", "rolebinding/fleetjob-hub", "role/fleetjob-hub", "serviceaccount/fleetjob-hub/b", "clusterrole/fleetjob-hub-nodes", "namespace/b"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Purge(b), the last user of the ClusterRole, deleted (-want +got):\n%s", diff)
 	}
@@ -250,5 +253,93 @@ func TestBuildLeavesSystemNamespacesPodSecurity(t *testing.T) {
 				t.Errorf("enforce label of namespace %s = %q, want %q", tc.ns, got, tc.want)
 			}
 		})
+	}
+}
+
+// legacyRegistration is what register applied before the hub's identity
+// moved: ServiceAccount fleetjob-hub in the work namespace, bound there.
+func legacyRegistration(ns string) []runtime.Object {
+	subjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "fleetjob-hub", Namespace: ns}}
+	return []runtime.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "fleetjob-hub", Namespace: ns, Labels: wantLabels}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "fleetjob-hub", Namespace: ns, Labels: wantLabels}, Subjects: subjects,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "fleetjob-hub"}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "fleetjob-hub-nodes-" + ns, Labels: wantLabels}, Subjects: subjects,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "fleetjob-hub-nodes"}},
+	}
+}
+
+// TestMigrate: the bindings name both identities while the hub switches
+// tokens, then only the new one, and the old ServiceAccount is gone.
+func TestMigrate(t *testing.T) {
+	ctx := context.Background()
+	const ns = "w"
+	cs := fake.NewClientset(legacyRegistration(ns)...)
+	subjects := func() [][]rbacv1.Subject {
+		rb, err := cs.RbacV1().RoleBindings(ns).Get(ctx, "fleetjob-hub", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		crb, err := cs.RbacV1().ClusterRoleBindings().Get(ctx, "fleetjob-hub-nodes-"+ns, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return [][]rbacv1.Subject{rb.Subjects, crb.Subjects}
+	}
+	legacy, err := HasLegacy(ctx, cs, ns)
+	if err != nil || !legacy {
+		t.Fatalf("HasLegacy = %v, %v; want true", legacy, err)
+	}
+	objs := Build(ns, fleetv1.DefaultPodSecurityLevel)
+	if err := Apply(ctx, cs, objs.WithLegacySubject()); err != nil {
+		t.Fatal(err)
+	}
+	newSA := rbacv1.Subject{Kind: "ServiceAccount", Name: ns, Namespace: "fleetjob-hub"}
+	oldSA := rbacv1.Subject{Kind: "ServiceAccount", Name: "fleetjob-hub", Namespace: ns}
+	if diff := cmp.Diff([][]rbacv1.Subject{{newSA, oldSA}, {newSA, oldSA}}, subjects()); diff != "" {
+		t.Errorf("bindings while migrating (-want +got):\n%s", diff)
+	}
+	deleted, err := Revoke(ctx, cs, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"serviceaccount/w/fleetjob-hub"}, deleted); diff != "" {
+		t.Errorf("Revoke deleted (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([][]rbacv1.Subject{{newSA}, {newSA}}, subjects()); diff != "" {
+		t.Errorf("bindings after the migration (-want +got):\n%s", diff)
+	}
+	if legacy, err := HasLegacy(ctx, cs, ns); err != nil || legacy {
+		t.Errorf("HasLegacy after Revoke = %v, %v; want false", legacy, err)
+	}
+}
+
+// TestLegacyOnlyOurs: a ServiceAccount fleetjob-hub that register did not
+// create is someone else's, and stays.
+func TestLegacyOnlyOurs(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset(&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "fleetjob-hub", Namespace: "w"}})
+	if legacy, err := HasLegacy(ctx, cs, "w"); err != nil || legacy {
+		t.Errorf("HasLegacy = %v, %v; want false for an account register did not label", legacy, err)
+	}
+	if _, err := Purge(ctx, cs, "w"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ServiceAccounts("w").Get(ctx, "fleetjob-hub", metav1.GetOptions{}); err != nil {
+		t.Errorf("Purge deleted a ServiceAccount it did not create: %v", err)
+	}
+}
+
+// TestPurgeUnmigrated: purging a registration never migrated revokes its
+// identity in the work namespace too.
+func TestPurgeUnmigrated(t *testing.T) {
+	cs := fake.NewClientset(legacyRegistration("w")...)
+	got, err := Purge(context.Background(), cs, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"clusterrolebinding/fleetjob-hub-nodes-w", "rolebinding/fleetjob-hub", "serviceaccount/w/fleetjob-hub"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Purge deleted (-want +got):\n%s", diff)
 	}
 }
