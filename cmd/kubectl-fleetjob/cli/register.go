@@ -370,15 +370,15 @@ func (r *registerOptions) report(memberCtx string, objs member.Objects, ep membe
 		member.ServiceAccountUser(r.workNamespace), o.verified.Granted, o.verified.Refused)
 	fmt.Fprintf(w, "verified that serviceaccounts %s of namespace %s, which a ClusterJob's pods may run as, may do none of %d things fleetjob's objects rely on\n",
 		strings.Join(o.workload.Accounts, ", "), r.workNamespace, o.workload.Refused)
-	if o.legacy {
-		fmt.Fprintf(w, "migrated the hub's identity from serviceaccount %s/%s to %s/%s; deleted %s: its tokens no longer authenticate, verified\n",
-			r.workNamespace, member.LegacyServiceAccountName, member.HubNamespace, member.ServiceAccountName(r.workNamespace), strings.Join(o.revoked, ", "))
-	}
 	verb := "configured"
 	if o.created {
 		verb = "created"
 	}
 	fmt.Fprintf(w, "secret/%s %s in namespace %s on the hub\n", r.name, verb, r.registrationNamespace)
+	if o.legacy {
+		fmt.Fprintf(w, "migrated the hub's identity from serviceaccount %s/%s to %s/%s; deleted %s: its tokens no longer authenticate, and it may do nothing the hub did (verified)\n",
+			r.workNamespace, member.LegacyServiceAccountName, member.HubNamespace, member.ServiceAccountName(r.workNamespace), strings.Join(o.revoked, ", "))
+	}
 	fmt.Fprintf(w, "cluster %q registered: the hub connects to %s\n", r.name, ep.Server)
 	return nil
 }

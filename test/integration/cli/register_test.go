@@ -22,6 +22,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -29,7 +30,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -39,14 +43,29 @@ import (
 
 const workNamespace = fleetv1.DefaultWorkNamespace
 
-// hubIdentity is how the member authenticates the registered token.
-var hubIdentity = struct {
+// hubNamespace holds the hub's identity in the member, out of the Jobs'
+// reach: ServiceAccount <work namespace> there.
+const hubNamespace = "fleetjob-hub"
+
+// identity is a user as the member authenticates a ServiceAccount token.
+type identity struct {
 	user   string
 	groups []string
-}{
-	user:   "system:serviceaccount:" + workNamespace + ":fleetjob-hub",
-	groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + workNamespace, "system:authenticated"},
 }
+
+// serviceAccount is how the member authenticates a token of ServiceAccount
+// ns/name.
+func serviceAccount(ns, name string) identity {
+	return identity{user: "system:serviceaccount:" + ns + ":" + name,
+		groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
+}
+
+// hubIdentity is how the member authenticates the registered token.
+var hubIdentity = serviceAccount(hubNamespace, workNamespace)
+
+// podIdentity is how the member authenticates the token of a pod in the
+// work namespace that names no ServiceAccount: what a ClusterJob's pods run as.
+var podIdentity = serviceAccount(workNamespace, "default")
 
 type access struct {
 	ns, group, resource, subresource, name, verb string
@@ -102,6 +121,8 @@ var notNeeded = []access{
 	{resource: "namespaces", verb: "delete"},
 	{ns: workNamespace, resource: "serviceaccounts", subresource: "token", verb: "create"},
 	{ns: workNamespace, resource: "serviceaccounts", verb: "impersonate"},
+	{ns: hubNamespace, resource: "serviceaccounts", subresource: "token", verb: "create"},
+	{ns: hubNamespace, resource: "secrets", verb: "list"},
 	{resource: "users", verb: "impersonate"},
 	{ns: workNamespace, group: "rbac.authorization.k8s.io", resource: "roles", verb: "create"},
 	{ns: workNamespace, group: "rbac.authorization.k8s.io", resource: "rolebindings", verb: "create"},
@@ -111,10 +132,29 @@ var notNeeded = []access{
 	{group: "rbac.authorization.k8s.io", resource: "clusterrolebindings", verb: "create"},
 }
 
+// reliedOn is what a pod of the work namespace could use to change
+// fleetjob's objects (other runs' Jobs, pods, plans and records) or to
+// become the hub, and must never be able to.
+func reliedOn() []access {
+	var out []access
+	for _, verb := range []string{"create", "update", "patch", "delete", "deletecollection"} {
+		out = append(out, access{ns: workNamespace, group: "batch", resource: "jobs", verb: verb},
+			access{ns: workNamespace, resource: "configmaps", verb: verb})
+	}
+	return append(out,
+		access{ns: workNamespace, resource: "pods", verb: "delete"},
+		access{ns: workNamespace, group: "rbac.authorization.k8s.io", resource: "rolebindings", verb: "update"},
+		access{ns: hubNamespace, resource: "serviceaccounts", subresource: "token", name: workNamespace, verb: "create"},
+		access{ns: workNamespace, resource: "serviceaccounts", subresource: "token", name: "fleetjob-hub", verb: "create"})
+}
+
 // allowed asks the member, as an admin, whether the hub's identity may.
-func allowed(g Gomega, a access) bool {
+func allowed(g Gomega, a access) bool { return allowedTo(g, hubIdentity, a) }
+
+// allowedTo asks the member, as an admin, whether who may.
+func allowedTo(g Gomega, who identity, a access) bool {
 	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-		User: hubIdentity.user, Groups: hubIdentity.groups,
+		User: who.user, Groups: who.groups,
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: a.ns, Group: a.group, Resource: a.resource, Subresource: a.subresource, Name: a.name, Verb: a.verb},
 	}}
 	g.Expect(memberC.Create(ctx, sar)).To(Succeed())
@@ -171,12 +211,13 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		Expect(r.err).NotTo(HaveOccurred())
 		objs := splitYAML(r.out)
 		Expect(kinds(objs)).To(Equal([]string{
-			"Namespace/" + workNamespace, "ServiceAccount/fleetjob-hub", "Role/fleetjob-hub", "RoleBinding/fleetjob-hub",
+			"Namespace/" + workNamespace, "Namespace/" + hubNamespace, "ServiceAccount/" + workNamespace, "Role/fleetjob-hub", "RoleBinding/fleetjob-hub",
 			"ClusterRole/fleetjob-hub-nodes", "ClusterRoleBinding/fleetjob-hub-nodes-" + workNamespace, "Secret/m1",
 		}))
+		Expect(objs[2].GetNamespace()).To(Equal(hubNamespace), "the hub's identity lives where no Job runs")
 		Expect(r.out).To(ContainSubstring("# member cluster (context member)"))
 		Expect(r.out).To(ContainSubstring("# hub cluster"))
-		secret := objs[6]
+		secret := objs[7]
 		Expect(secret.GetLabels()).To(Equal(map[string]string{fleetv1.RegistrationLabel: "true", "env": "test"}))
 		kc, _, _ := unstructured.NestedString(secret.Object, "stringData", "kubeconfig")
 		Expect(kc).To(ContainSubstring("token: <minted at apply time>"))
@@ -244,13 +285,44 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		}
 	})
 
+	It("keeps the hub's identity out of the Jobs' reach: a pod's ServiceAccount in the work namespace may do nothing fleetjob relies on", func() {
+		Expect(memberHas(&corev1.ServiceAccount{}, workNamespace, "fleetjob-hub")).To(BeFalse(), "no identity of the hub in the work namespace")
+		Expect(memberHas(&corev1.ServiceAccount{}, hubNamespace, workNamespace)).To(BeTrue())
+		for _, a := range reliedOn() {
+			Expect(allowedTo(Default, podIdentity, a)).To(BeFalse(), "a pod of the work namespace must not %s", a)
+		}
+	})
+
+	It("refuses a member where the work namespace's pods may change fleetjob's objects, and writes nothing on the hub", func() {
+		const ns = "fleetjob-leaky"
+		leaky := &rbacv1.ClusterRoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Name: "leaky-edit"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "leaky-edit"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "default", Namespace: ns}},
+		}
+		role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "leaky-edit"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"update"}}}}
+		Expect(memberC.Create(ctx, role)).To(Succeed())
+		Expect(memberC.Create(ctx, leaky)).To(Succeed())
+		DeferCleanup(func() {
+			Expect(memberC.Delete(ctx, leaky)).To(Succeed())
+			Expect(memberC.Delete(ctx, role)).To(Succeed())
+		})
+		r := run("register", "leaky", "--member-context", "member", "--work-namespace", ns)
+		Expect(r.err).To(MatchError(ContainSubstring("serviceaccount " + ns + "/default, which a ClusterJob's pods may run as, may update configmaps in namespace " + ns)))
+		Expect(r.err).To(MatchError(ContainSubstring("Nothing was written on the hub")))
+		Expect(registrations()).To(Equal([]string{"m1"}))
+		Expect(run("unregister", "leaky", "--purge", "--member-context", "member", "--work-namespace", ns).err).NotTo(HaveOccurred())
+	})
+
 	It("is idempotent: a second run changes nothing but the token", func() {
 		objs := []struct {
 			obj      client.Object
 			ns, name string
 		}{
 			{&corev1.Namespace{}, "", workNamespace},
-			{&corev1.ServiceAccount{}, workNamespace, "fleetjob-hub"},
+			{&corev1.Namespace{}, "", hubNamespace},
+			{&corev1.ServiceAccount{}, hubNamespace, workNamespace},
 			{&rbacv1.Role{}, workNamespace, "fleetjob-hub"},
 			{&rbacv1.RoleBinding{}, workNamespace, "fleetjob-hub"},
 			{&rbacv1.ClusterRole{}, "", "fleetjob-hub-nodes"},
@@ -276,6 +348,52 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		Expect(after.Data[fleetv1.KubeconfigKey]).NotTo(Equal(secretBefore.Data[fleetv1.KubeconfigKey]), "the token is new")
 	})
 
+	It("migrates a registration whose identity lives in the work namespace: register again moves it and revokes the old one", func() {
+		const ns = "fleetjob-legacy"
+		old := serviceAccount(ns, "fleetjob-hub")
+		oldToken := legacyRegistration(ns)
+		oldClient := func() kubernetes.Interface {
+			cfg := rest.AnonymousClientConfig(memberEnv.Config)
+			cfg.BearerToken = oldToken
+			cs, err := kubernetes.NewForConfig(cfg)
+			Expect(err).NotTo(HaveOccurred())
+			return cs
+		}
+		_, err := oldClient().BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred(), "the old identity works before the migration")
+
+		r := run("register", "legacy", "--member-context", "member", "--work-namespace", ns)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("migrated the hub's identity from serviceaccount " + ns + "/fleetjob-hub to " + hubNamespace + "/" + ns))
+		Expect(memberHas(&corev1.ServiceAccount{}, ns, "fleetjob-hub")).To(BeFalse())
+		// The API server checks the ServiceAccount through its informer: a
+		// deleted one stops authenticating a moment later.
+		Eventually(func() error {
+			_, err := oldClient().BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+			return err
+		}).Should(Satisfy(apierrors.IsUnauthorized), "the old token no longer authenticates")
+		cfg, err := kubeconfig.Parse(registrationSecret("legacy").Data[fleetv1.KubeconfigKey])
+		Expect(err).NotTo(HaveOccurred())
+		c, err := client.New(cfg, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(c.List(ctx, &batchv1.JobList{}, client.InNamespace(ns))).To(Succeed(), "the hub's new identity works")
+		for _, a := range []access{{ns: ns, group: "batch", resource: "jobs", verb: "create"}, {ns: ns, resource: "configmaps", verb: "update"}, {resource: "nodes", verb: "list"}} {
+			Expect(allowedTo(Default, old, a)).To(BeFalse(), "the old identity may no longer %s", a)
+		}
+		rb := &rbacv1.RoleBinding{}
+		Expect(memberC.Get(ctx, client.ObjectKey{Namespace: ns, Name: "fleetjob-hub"}, rb)).To(Succeed())
+		Expect(rb.Subjects).To(Equal([]rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ns, Namespace: hubNamespace}}))
+
+		r = run("register", "legacy", "--member-context", "member", "--work-namespace", ns)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).NotTo(ContainSubstring("migrated"), "a migrated registration has nothing left to move")
+
+		r = run("unregister", "legacy", "--purge", "--member-context", "member")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("serviceaccount/" + hubNamespace + "/" + ns + " deleted"))
+		Expect(memberHas(&corev1.ServiceAccount{}, hubNamespace, ns)).To(BeFalse())
+	})
+
 	It("takes the member's own kubeconfig with --member-kubeconfig, and the hub's address with --server", func() {
 		r := run("register", "m2", "--member-kubeconfig", memberKubeconfig, "--work-namespace", "fleetjob-m2", "--server", "https://m2.fleet.internal:6443")
 		Expect(r.err).NotTo(HaveOccurred())
@@ -296,7 +414,8 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		greedy := &rbacv1.ClusterRoleBinding{
 			ObjectMeta: metav1.ObjectMeta{Name: "too-generous"},
 			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "cluster-admin"},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:serviceaccounts:fleetjob-greedy"}},
+			// The hub's identities are ServiceAccounts of namespace fleetjob-hub.
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:serviceaccounts:" + hubNamespace}},
 		}
 		Expect(memberC.Create(ctx, greedy)).To(Succeed())
 		DeferCleanup(func() { Expect(memberC.Delete(ctx, greedy)).To(Succeed()) })
@@ -335,7 +454,7 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		Expect(memberHas(&rbacv1.ClusterRole{}, "", "fleetjob-hub-nodes")).To(BeFalse())
 		Expect(memberHas(&rbacv1.RoleBinding{}, workNamespace, "fleetjob-hub")).To(BeFalse())
 		Expect(memberHas(&rbacv1.Role{}, workNamespace, "fleetjob-hub")).To(BeFalse())
-		Expect(memberHas(&corev1.ServiceAccount{}, workNamespace, "fleetjob-hub")).To(BeFalse())
+		Expect(memberHas(&corev1.ServiceAccount{}, hubNamespace, workNamespace)).To(BeFalse())
 		// envtest runs no namespace controller: the namespace stays
 		// Terminating instead of disappearing.
 		ns := &corev1.Namespace{}
@@ -347,3 +466,36 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		}
 	})
 })
+
+// legacyRegistration creates in the member what register created before
+// the hub's identity moved out of the work namespace ns, and a token of
+// that identity.
+func legacyRegistration(ns string) string {
+	labels := map[string]string{"app.kubernetes.io/managed-by": "kubectl-fleetjob", "app.kubernetes.io/part-of": "fleetjob"}
+	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "fleetjob-hub", Namespace: ns}}
+	for _, obj := range []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "fleetjob-hub", Namespace: ns, Labels: labels}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "fleetjob-hub", Namespace: ns, Labels: labels}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "watch", "create", "delete", "deletecollection"}},
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "create", "update", "delete", "deletecollection"}},
+		}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "fleetjob-hub", Namespace: ns, Labels: labels}, Subjects: subjects,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "fleetjob-hub"}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "fleetjob-hub-nodes", Labels: labels}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
+		}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "fleetjob-hub-nodes-" + ns, Labels: labels}, Subjects: subjects,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "fleetjob-hub-nodes"}},
+	} {
+		if err := memberC.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
+	}
+	cs, err := kubernetes.NewForConfig(memberEnv.Config)
+	Expect(err).NotTo(HaveOccurred())
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, "fleetjob-hub",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)}}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred())
+	return tr.Status.Token
+}

@@ -137,7 +137,7 @@ func VerifyWorkload(ctx context.Context, cs kubernetes.Interface, ns, skip strin
 			return WorkloadVerification{}, err
 		}
 		if len(allowed) > 0 {
-			return WorkloadVerification{}, fmt.Errorf("serviceaccount %s/%s, which a ClusterJob's pods may run as, may %s: a binding in the member grants it (look for RoleBindings in %s and ClusterRoleBindings of it or of the groups system:serviceaccounts, system:serviceaccounts:%s, system:authenticated); its pods could change other runs' Jobs, plans and records. Remove the grant, or move that account out of the work namespace", ns, name, access.DescribeAll(allowed), ns, ns)
+			return WorkloadVerification{}, fmt.Errorf("serviceaccount %s/%s, which a ClusterJob's pods may run as, may %s: a binding in the member grants it (look for RoleBindings in %s and ClusterRoleBindings of it or of the groups system:serviceaccounts, system:serviceaccounts:%s, system:authenticated); its pods could change other runs' Jobs, plans and records. Remove the grant, or move that account out of the work namespace", ns, name, describeFew(allowed), ns, ns)
 		}
 	}
 	return WorkloadVerification{Accounts: accounts, Refused: len(forbidden)}, nil
@@ -158,6 +158,16 @@ func RevokedLegacy(ctx context.Context, cs kubernetes.Interface, ns string) erro
 		return fmt.Errorf("after %s the old identity %s may still %s: another binding grants it", grantTimeout, serviceAccountUser(ns, LegacyServiceAccountName), access.DescribeAll(still))
 	}
 	return err
+}
+
+// describeFew describes the first few accesses of attrs and counts the
+// rest: an error that names twenty grants hides the first.
+func describeFew(attrs []authorizationv1.ResourceAttributes) string {
+	const few = 3
+	if len(attrs) <= few {
+		return access.DescribeAll(attrs)
+	}
+	return fmt.Sprintf("%s and %d more", access.DescribeAll(attrs[:few]), len(attrs)-few)
 }
 
 // reviewAs asks the member, with SubjectAccessReviews, which of attrs user
