@@ -136,6 +136,50 @@ var _ = Describe("Tenancy", func() {
 		Expect(cms.Items).To(BeEmpty(), "not even a plan")
 	})
 
+	It("refuses a template running as a ServiceAccount its set does not allow, naming the field, before any Job or plan; an allowed one runs", func() {
+		register(members["member-a"], admin, map[string]string{fleetv1.ClusterSetLabel: "builders"})
+		register(members["member-b"], admin, nil)
+		builders := &fleetv1.ClusterSet{ObjectMeta: metav1.ObjectMeta{Name: "builders"},
+			Spec: fleetv1.ClusterSetSpec{AllowedServiceAccounts: []fleetv1.ServiceAccountName{"default", "builder"}}}
+		Expect(hubC.Create(ctx, builders)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(hubC.Delete(ctx, builders))).To(Succeed()) })
+		stopHub = startHub(hubOptions{})
+		bind("default", "builders")
+		cj := makeClusterJob("as-builder").Obj()
+		cj.Spec.JobTemplate.Spec.Template.Spec.ServiceAccountName = "builder"
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
+		got := get(cj)(Default)
+		Expect(got.Status.Clusters[0].Phase).To(Equal(fleetv1.ClusterCompleted))
+		Expect(got.Status.Clusters[1].Reason).To(Equal(fleetv1.ReasonServiceAccountNotAllowed))
+		Expect(got.Status.Clusters[1].Message).To(ContainSubstring(
+			`spec.jobTemplate.spec.template.spec.serviceAccountName: ServiceAccount "builder" is not in allowedServiceAccounts of cluster set default (default); no Job was created`))
+		for _, j := range memberJobs(members["member-a"]) {
+			Expect(j.Spec.Template.Spec.ServiceAccountName).To(Equal("builder"))
+			Expect(j.Spec.Template.Spec.AutomountServiceAccountToken).To(BeNil(), "the set allows the account: its token is the template's choice")
+		}
+		Expect(jobNodes(members["member-b"], cj)).To(BeEmpty())
+		cms := &corev1.ConfigMapList{}
+		Expect(members["member-b"].client.List(ctx, cms, client.InNamespace(workNamespace), client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue})).To(Succeed())
+		Expect(cms.Items).To(BeEmpty(), "not even a plan")
+	})
+
+	It("never runs a template as fleetjob-hub, the hub's old identity in the work namespace, even with --tenancy=off", func() {
+		register(members["member-a"], admin, nil)
+		stopHub = startHub(hubOptions{tenancyOff: true})
+		cj := makeClusterJob("as-the-hub").Obj()
+		cj.Spec.JobTemplate.Spec.Template.Spec.ServiceAccountName = fleetv1.ReservedServiceAccount
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
+		got := get(cj)(Default)
+		Expect(got.Status.Clusters[0].Reason).To(Equal(fleetv1.ReasonServiceAccountNotAllowed))
+		Expect(got.Status.Clusters[0].Message).To(ContainSubstring(`spec.jobTemplate.spec.template.spec.serviceAccountName: ServiceAccount "fleetjob-hub" is the name of the hub's own identity`))
+		Expect(jobNodes(members["member-a"], cj)).To(BeEmpty())
+		cms := &corev1.ConfigMapList{}
+		Expect(members["member-a"].client.List(ctx, cms, client.InNamespace(workNamespace), client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue})).To(Succeed())
+		Expect(cms.Items).To(BeEmpty(), "not even a plan")
+	})
+
 	It("runs anywhere with --tenancy=off, as before cluster sets", func() {
 		register(members["member-a"], admin, map[string]string{fleetv1.ClusterSetLabel: "unbound"})
 		stopHub = startHub(hubOptions{tenancyOff: true})
