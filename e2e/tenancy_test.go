@@ -24,6 +24,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,7 +84,70 @@ var _ = Describe("Tenancy", func() {
 		Expect(r.Message).To(And(ContainSubstring(`Pod Security level "restricted" of cluster set locked, no Job was created`), ContainSubstring("privileged")))
 		expectNoRun(m1, recorders[m1.name], got)
 	})
+
+	It("a template naming the hub's ServiceAccount is refused; no member Job or pod ever runs as the hub", func() {
+		// register keeps the hub's identity in namespace fleetjob-hub, where
+		// no Job runs: a pod can only run as an account of its own namespace.
+		for _, m := range f.members {
+			Expect(exists(m, &corev1.ServiceAccount{}, workNamespace, fleetv1.ReservedServiceAccount)).To(BeFalse(), "%s: no hub identity in the work namespace", m.name)
+			Expect(exists(m, &corev1.ServiceAccount{}, "fleetjob-hub", workNamespace)).To(BeTrue(), "%s: the hub's identity lives in namespace fleetjob-hub", m.name)
+		}
+		cj := makeClusterJob("as-the-hub").Obj() // every member of the suite
+		cj.Spec.JobTemplate.Spec.Template.Spec.ServiceAccountName = fleetv1.ReservedServiceAccount
+		create(cj)
+		got := waitPhase(cj, fleetv1.PhaseFailed)
+		for _, m := range f.members {
+			r := row(got, m.name)
+			Expect(r.Reason).To(Equal(fleetv1.ReasonServiceAccountNotAllowed), m.name)
+			Expect(r.Message).To(ContainSubstring("spec.jobTemplate.spec.template.spec.serviceAccountName"), m.name)
+			expectNoRun(m, recorders[m.name], got)
+		}
+		// The same template by its deprecated field is refused the same way.
+		old := makeClusterJob("as-the-hub-deprecated").Obj()
+		old.Spec.JobTemplate.Spec.Template.Spec.DeprecatedServiceAccount = fleetv1.ReservedServiceAccount
+		create(old)
+		got = waitPhase(old, fleetv1.PhaseFailed)
+		for _, m := range f.members {
+			Expect(row(got, m.name).Reason).To(Equal(fleetv1.ReasonServiceAccountNotAllowed), m.name)
+			expectNoRun(m, recorders[m.name], got)
+		}
+		// Whatever ran before in the suite: no Job or pod of fleetjob's in
+		// any member names the hub's identity or mounts a token the set did
+		// not allow.
+		for _, m := range f.members {
+			expectNoneAsTheHub(m)
+		}
+	})
 })
+
+// exists tells whether m holds obj ns/name.
+func exists(m *member, obj client.Object, ns, name string) bool {
+	GinkgoHelper()
+	err := m.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj)
+	if apierrors.IsNotFound(err) {
+		return false
+	}
+	Expect(err).NotTo(HaveOccurred())
+	return true
+}
+
+// expectNoneAsTheHub checks that no Job or pod in m's work namespace runs
+// as the hub's identity, old or new.
+func expectNoneAsTheHub(m *member) {
+	GinkgoHelper()
+	jobs := &batchv1.JobList{}
+	Expect(m.client.List(ctx, jobs, client.InNamespace(workNamespace))).To(Succeed())
+	for _, j := range jobs.Items {
+		sa := j.Spec.Template.Spec.ServiceAccountName
+		Expect(sa).NotTo(Equal(fleetv1.ReservedServiceAccount), "%s: Job %s runs as the hub", m.name, j.Name)
+		Expect(j.Spec.Template.Spec.DeprecatedServiceAccount).NotTo(Equal(fleetv1.ReservedServiceAccount), "%s: Job %s runs as the hub", m.name, j.Name)
+	}
+	pods := &corev1.PodList{}
+	Expect(m.client.List(ctx, pods, client.InNamespace(workNamespace))).To(Succeed())
+	for _, p := range pods.Items {
+		Expect(p.Spec.ServiceAccountName).NotTo(Equal(fleetv1.ReservedServiceAccount), "%s: pod %s runs as the hub", m.name, p.Name)
+	}
+}
 
 // inClusterSet puts m's registration in set until the spec ends.
 func inClusterSet(m *member, set string) {
