@@ -135,6 +135,7 @@ type ClusterSetStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,categories=fleetjob,shortName=cset
 // +kubebuilder:printcolumn:name="Pod-Security",type=string,JSONPath=`.spec.podSecurity`
+// +kubebuilder:printcolumn:name="Service-Accounts",type=string,JSONPath=`.spec.allowedServiceAccounts`,priority=1
 // +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.clusters`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ClusterSet struct {
