@@ -84,6 +84,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"register"}, "register takes exactly one argument, NAME (the cluster name); got 0"},
 		{[]string{"register", "a", "b"}, "got 2"},
 		{[]string{"register", "eu-1", "--member-context", "member", "--work-namespace", "Bad", "--dry-run"}, `--work-namespace "Bad" is not a valid namespace name`},
+		{[]string{"register", "eu-1", "--member-context", "member", "--work-namespace", "fleetjob-hub", "--dry-run"}, "--work-namespace fleetjob-hub holds the hub's identities, where no Job may run"},
 		{[]string{"register", "eu-1", "--member-context", "nope", "--dry-run"}, `member context "nope" is not in the kubeconfig`},
 		{[]string{"status", "x", "-w", "--nodes"}, "-w redraws the cluster table: it does not combine with --nodes or -o"},
 		{[]string{"status", "x", "--cluster", "a"}, "--cluster and --failed select what --nodes lists: add --nodes"},
