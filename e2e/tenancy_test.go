@@ -90,7 +90,7 @@ var _ = Describe("Tenancy", func() {
 		// no Job runs: a pod can only run as an account of its own namespace.
 		for _, m := range f.members {
 			Expect(exists(m, &corev1.ServiceAccount{}, workNamespace, fleetv1.ReservedServiceAccount)).To(BeFalse(), "%s: no hub identity in the work namespace", m.name)
-			Expect(exists(m, &corev1.ServiceAccount{}, "fleetjob-hub", workNamespace)).To(BeTrue(), "%s: the hub's identity lives in namespace fleetjob-hub", m.name)
+			Expect(exists(m, &corev1.ServiceAccount{}, "fleetjob-hub", "for-"+workNamespace)).To(BeTrue(), "%s: the hub's identity lives in namespace fleetjob-hub", m.name)
 		}
 		cj := makeClusterJob("as-the-hub").Obj() // every member of the suite
 		cj.Spec.JobTemplate.Spec.Template.Spec.ServiceAccountName = fleetv1.ReservedServiceAccount

@@ -65,7 +65,7 @@ func newRegister(o *options) *cobra.Command {
 		Long: `Register a member cluster with the hub (the current context).
 
 In the member, register applies (server-side, idempotent) the work namespace,
-the hub's identity: ServiceAccount <work namespace> in namespace fleetjob-hub,
+the hub's identity: ServiceAccount for-<work namespace> in namespace fleetjob-hub,
 where no Job runs, so no pod a ClusterJob creates can run as it, a Role on
 Jobs and ConfigMaps in the work namespace, and a ClusterRole that reads nodes.
 It mints a token for the ServiceAccount, builds a kubeconfig with the member's

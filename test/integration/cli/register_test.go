@@ -61,7 +61,7 @@ func serviceAccount(ns, name string) identity {
 }
 
 // hubIdentity is how the member authenticates the registered token.
-var hubIdentity = serviceAccount(hubNamespace, workNamespace)
+var hubIdentity = serviceAccount(hubNamespace, "for-"+workNamespace)
 
 // podIdentity is how the member authenticates the token of a pod in the
 // work namespace that names no ServiceAccount: what a ClusterJob's pods run as.
@@ -144,7 +144,7 @@ func reliedOn() []access {
 	return append(out,
 		access{ns: workNamespace, resource: "pods", verb: "delete"},
 		access{ns: workNamespace, group: "rbac.authorization.k8s.io", resource: "rolebindings", verb: "update"},
-		access{ns: hubNamespace, resource: "serviceaccounts", subresource: "token", name: workNamespace, verb: "create"},
+		access{ns: hubNamespace, resource: "serviceaccounts", subresource: "token", name: "for-" + workNamespace, verb: "create"},
 		access{ns: workNamespace, resource: "serviceaccounts", subresource: "token", name: "fleetjob-hub", verb: "create"})
 }
 
@@ -211,7 +211,7 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		Expect(r.err).NotTo(HaveOccurred())
 		objs := splitYAML(r.out)
 		Expect(kinds(objs)).To(Equal([]string{
-			"Namespace/" + workNamespace, "Namespace/" + hubNamespace, "ServiceAccount/" + workNamespace, "Role/fleetjob-hub", "RoleBinding/fleetjob-hub",
+			"Namespace/" + workNamespace, "Namespace/" + hubNamespace, "ServiceAccount/for-" + workNamespace, "Role/fleetjob-hub", "RoleBinding/fleetjob-hub",
 			"ClusterRole/fleetjob-hub-nodes", "ClusterRoleBinding/fleetjob-hub-nodes-" + workNamespace, "Secret/m1",
 		}))
 		Expect(objs[2].GetNamespace()).To(Equal(hubNamespace), "the hub's identity lives where no Job runs")
@@ -287,7 +287,7 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 
 	It("keeps the hub's identity out of the Jobs' reach: a pod's ServiceAccount in the work namespace may do nothing fleetjob relies on", func() {
 		Expect(memberHas(&corev1.ServiceAccount{}, workNamespace, "fleetjob-hub")).To(BeFalse(), "no identity of the hub in the work namespace")
-		Expect(memberHas(&corev1.ServiceAccount{}, hubNamespace, workNamespace)).To(BeTrue())
+		Expect(memberHas(&corev1.ServiceAccount{}, hubNamespace, "for-"+workNamespace)).To(BeTrue())
 		for _, a := range reliedOn() {
 			Expect(allowedTo(Default, podIdentity, a)).To(BeFalse(), "a pod of the work namespace must not %s", a)
 		}
@@ -322,7 +322,7 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		}{
 			{&corev1.Namespace{}, "", workNamespace},
 			{&corev1.Namespace{}, "", hubNamespace},
-			{&corev1.ServiceAccount{}, hubNamespace, workNamespace},
+			{&corev1.ServiceAccount{}, hubNamespace, "for-" + workNamespace},
 			{&rbacv1.Role{}, workNamespace, "fleetjob-hub"},
 			{&rbacv1.RoleBinding{}, workNamespace, "fleetjob-hub"},
 			{&rbacv1.ClusterRole{}, "", "fleetjob-hub-nodes"},
@@ -364,7 +364,7 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 
 		r := run("register", "legacy", "--member-context", "member", "--work-namespace", ns)
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.out).To(ContainSubstring("migrated the hub's identity from serviceaccount " + ns + "/fleetjob-hub to " + hubNamespace + "/" + ns))
+		Expect(r.out).To(ContainSubstring("migrated the hub's identity from serviceaccount " + ns + "/fleetjob-hub to " + hubNamespace + "/for-" + ns))
 		Expect(memberHas(&corev1.ServiceAccount{}, ns, "fleetjob-hub")).To(BeFalse())
 		// The API server checks the ServiceAccount through its informer: a
 		// deleted one stops authenticating a moment later.
@@ -382,7 +382,7 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		}
 		rb := &rbacv1.RoleBinding{}
 		Expect(memberC.Get(ctx, client.ObjectKey{Namespace: ns, Name: "fleetjob-hub"}, rb)).To(Succeed())
-		Expect(rb.Subjects).To(Equal([]rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: ns, Namespace: hubNamespace}}))
+		Expect(rb.Subjects).To(Equal([]rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "for-" + ns, Namespace: hubNamespace}}))
 
 		r = run("register", "legacy", "--member-context", "member", "--work-namespace", ns)
 		Expect(r.err).NotTo(HaveOccurred())
@@ -390,8 +390,8 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 
 		r = run("unregister", "legacy", "--purge", "--member-context", "member")
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.out).To(ContainSubstring("serviceaccount/" + hubNamespace + "/" + ns + " deleted"))
-		Expect(memberHas(&corev1.ServiceAccount{}, hubNamespace, ns)).To(BeFalse())
+		Expect(r.out).To(ContainSubstring("serviceaccount/" + hubNamespace + "/for-" + ns + " deleted"))
+		Expect(memberHas(&corev1.ServiceAccount{}, hubNamespace, "for-"+ns)).To(BeFalse())
 	})
 
 	It("takes the member's own kubeconfig with --member-kubeconfig, and the hub's address with --server", func() {
@@ -454,7 +454,7 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		Expect(memberHas(&rbacv1.ClusterRole{}, "", "fleetjob-hub-nodes")).To(BeFalse())
 		Expect(memberHas(&rbacv1.RoleBinding{}, workNamespace, "fleetjob-hub")).To(BeFalse())
 		Expect(memberHas(&rbacv1.Role{}, workNamespace, "fleetjob-hub")).To(BeFalse())
-		Expect(memberHas(&corev1.ServiceAccount{}, hubNamespace, workNamespace)).To(BeFalse())
+		Expect(memberHas(&corev1.ServiceAccount{}, hubNamespace, "for-"+workNamespace)).To(BeFalse())
 		// envtest runs no namespace controller: the namespace stays
 		// Terminating instead of disappearing.
 		ns := &corev1.Namespace{}

@@ -138,7 +138,7 @@ func TestVerifyWorkload(t *testing.T) {
 			allow: func(u string, a authorizationv1.ResourceAttributes) bool {
 				return u == "system:serviceaccount:w:builder" && a.Subresource == "token"
 			},
-			wantErr: "serviceaccount w/builder, which a ClusterJob's pods may run as, may create serviceaccounts/token w in namespace fleetjob-hub",
+			wantErr: "serviceaccount w/builder, which a ClusterJob's pods may run as, may create serviceaccounts/token for-w in namespace fleetjob-hub",
 		},
 		{
 			name:    "the legacy identity a migration revokes next is skipped",

@@ -70,8 +70,11 @@ func ClusterRoleBindingName(namespace string) string {
 
 // ServiceAccountName is the name of the hub's ServiceAccount, in
 // HubNamespace, for work namespace ns: two registrations with different
-// work namespaces (two hubs sharing a member) never share an identity.
-func ServiceAccountName(ns string) string { return ns }
+// work namespaces (two hubs sharing a member) never share an identity. The
+// prefix keeps it apart from the namespace's own default ServiceAccount,
+// which the member creates, and any pod there would run as, for a work
+// namespace named default.
+func ServiceAccountName(ns string) string { return "for-" + ns }
 
 // Objects are the member objects of one registration, applied in the order
 // of List.

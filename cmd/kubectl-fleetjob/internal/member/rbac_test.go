@@ -75,7 +75,7 @@ func TestBuildRules(t *testing.T) {
 			},
 			wantNodes:       clusterRules,
 			wantCRBName:     "fleetjob-hub-nodes-fleetjob-system",
-			wantSubjectName: "fleetjob-system",
+			wantSubjectName: "for-fleetjob-system",
 		},
 		{
 			ns: "jobs",
@@ -86,7 +86,7 @@ func TestBuildRules(t *testing.T) {
 			},
 			wantNodes:       clusterRules,
 			wantCRBName:     "fleetjob-hub-nodes-jobs",
-			wantSubjectName: "jobs",
+			wantSubjectName: "for-jobs",
 		},
 	} {
 		t.Run(tc.ns, func(t *testing.T) {
@@ -203,7 +203,7 @@ func TestApplyPurge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"clusterrolebinding/fleetjob-hub-nodes-a", "rolebinding/fleetjob-hub", "role/fleetjob-hub", "serviceaccount/fleetjob-hub/a", "namespace/a"}
+	want := []string{"clusterrolebinding/fleetjob-hub-nodes-a", "rolebinding/fleetjob-hub", "role/fleetjob-hub", "serviceaccount/fleetjob-hub/for-a", "namespace/a"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Purge(a) deleted (-want +got):\n%s", diff)
 	}
@@ -211,7 +211,7 @@ func TestApplyPurge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = []string{"clusterrolebinding/fleetjob-hub-nodes-b", "rolebinding/fleetjob-hub", "role/fleetjob-hub", "serviceaccount/fleetjob-hub/b", "clusterrole/fleetjob-hub-nodes", "namespace/b"}
+	want = []string{"clusterrolebinding/fleetjob-hub-nodes-b", "rolebinding/fleetjob-hub", "role/fleetjob-hub", "serviceaccount/fleetjob-hub/for-b", "clusterrole/fleetjob-hub-nodes", "namespace/b"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Purge(b), the last user of the ClusterRole, deleted (-want +got):\n%s", diff)
 	}
@@ -294,7 +294,7 @@ func TestMigrate(t *testing.T) {
 	if err := Apply(ctx, cs, objs.WithLegacySubject()); err != nil {
 		t.Fatal(err)
 	}
-	newSA := rbacv1.Subject{Kind: "ServiceAccount", Name: ns, Namespace: "fleetjob-hub"}
+	newSA := rbacv1.Subject{Kind: "ServiceAccount", Name: "for-" + ns, Namespace: "fleetjob-hub"}
 	oldSA := rbacv1.Subject{Kind: "ServiceAccount", Name: "fleetjob-hub", Namespace: ns}
 	if diff := cmp.Diff([][]rbacv1.Subject{{newSA, oldSA}, {newSA, oldSA}}, subjects()); diff != "" {
 		t.Errorf("bindings while migrating (-want +got):\n%s", diff)
