@@ -151,7 +151,8 @@ func RecordResults(ctx context.Context, c client.Client, live client.Reader, run
 	if !changed {
 		return nil
 	}
-	return writeResultsMerging(ctx, c, live, run, next, st.RecordObject, o.records)
+	_, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, st.RecordObject, o.records)
+	return err
 }
 
 // listRunJobs lists the run's Jobs from c, by the RunIndex when c has it.
