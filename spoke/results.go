@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -38,6 +39,9 @@ const (
 	resultsKey = "results.json"
 	// resultsComponent is the ComponentLabel value of a results ConfigMap.
 	resultsComponent = "results"
+	// resultsPartComponent is the ComponentLabel value of the ConfigMaps
+	// that hold the rest of a record too large for one (parts.go).
+	resultsPartComponent = "results-part"
 	// maxResultMessage bounds a recorded failure message, so that a
 	// cluster's record stays small: the Job's condition has the rest while
 	// it exists.
@@ -203,7 +207,7 @@ func readResults(ctx context.Context, r client.Reader, run Run, records *Records
 		return res, cm, nil
 	}
 	var res Results
-	if err := decodeDocument(cm, resultsKey, &res); err != nil {
+	if err := recordLayout(run).decode(ctx, r, cm, run, &res); err != nil {
 		return Results{}, nil, err
 	}
 	return res, cm, nil
@@ -251,35 +255,110 @@ func writeResultsMerging(ctx context.Context, c client.Client, live client.Reade
 }
 
 // writeResults stores res over stored (nil: there is none) and returns the
-// ConfigMap as written.
+// ConfigMap as written. A record too large for one ConfigMap is split: its
+// parts are written first, under names no other version of the record has,
+// then the record ConfigMap that names them, then the parts it replaced are
+// deleted. A reader never sees parts change under a record ConfigMap.
 func writeResults(ctx context.Context, c client.Client, run Run, res Results, stored *corev1.ConfigMap, records *Records) (*corev1.ConfigMap, error) {
 	data, err := encodeDocument(resultsKey, res)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the results: %w", err)
 	}
-	if stored == nil {
-		labels := runLabels(run)
-		labels[fleetv1.ComponentLabel] = resultsComponent
-		cm := &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: naming.ResultsName(run.ClusterJob.UID), Namespace: run.Namespace,
-				Labels: labels, Annotations: runAnnotations(run)},
-			BinaryData: data,
-		}
-		if err := c.Create(ctx, cm); err != nil {
-			return nil, fmt.Errorf("creating the results ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
-		}
-		records.put(cm.UID, cm.ResourceVersion, res)
-		return cm, nil
+	l := recordLayout(run)
+	chunks, annotations, err := l.split(data[resultsKey+compressedSuffix])
+	if err != nil {
+		return nil, err
 	}
-	cm := stored.DeepCopy()
-	cm.Data, cm.BinaryData = nil, data
-	// The resourceVersion read is kept: Update fails on a newer record
-	// rather than overwrite it.
-	if err := c.Update(ctx, cm); err != nil {
-		return nil, fmt.Errorf("updating the results ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
+	cm := resultsConfigMap(run, stored, chunks[0], annotations)
+	made, err := createResultsParts(ctx, c, run, l, cm, chunks[1:])
+	if err == nil {
+		err = storeResults(ctx, c, cm, stored == nil)
+	}
+	if err != nil {
+		deleteResultsParts(ctx, c, run.Namespace, made)
+		return nil, err
+	}
+	if stored != nil && stored.Annotations[l.digest] != cm.Annotations[l.digest] {
+		old, _ := l.partNames(stored) // a stored record that names none has none to delete
+		deleteResultsParts(ctx, c, run.Namespace, old)
 	}
 	records.put(cm.UID, cm.ResourceVersion, res)
 	return cm, nil
+}
+
+// resultsConfigMap is the record ConfigMap holding chunk and annotations:
+// stored changed (its resourceVersion kept, so that an Update fails on a
+// newer record rather than overwrite it), or a new one.
+func resultsConfigMap(run Run, stored *corev1.ConfigMap, chunk []byte, annotations map[string]string) *corev1.ConfigMap {
+	var cm *corev1.ConfigMap
+	if stored != nil {
+		cm = stored.DeepCopy()
+	} else {
+		labels := runLabels(run)
+		labels[fleetv1.ComponentLabel] = resultsComponent
+		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: naming.ResultsName(run.ClusterJob.UID), Namespace: run.Namespace,
+			Labels: labels, Annotations: runAnnotations(run)}}
+	}
+	if cm.Annotations == nil {
+		cm.Annotations = map[string]string{}
+	}
+	delete(cm.Annotations, fleetv1.RecordPartsAnnotation)
+	delete(cm.Annotations, fleetv1.RecordDigestAnnotation)
+	maps.Copy(cm.Annotations, annotations)
+	cm.Data, cm.BinaryData = nil, map[string][]byte{resultsKey + compressedSuffix: chunk}
+	return cm
+}
+
+// storeResults creates or updates the record ConfigMap cm.
+func storeResults(ctx context.Context, c client.Client, cm *corev1.ConfigMap, create bool) error {
+	if create {
+		if err := c.Create(ctx, cm); err != nil {
+			return fmt.Errorf("creating the results ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
+		}
+		return nil
+	}
+	if err := c.Update(ctx, cm); err != nil {
+		return fmt.Errorf("updating the results ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
+	}
+	return nil
+}
+
+// createResultsParts creates the parts of the split record cm, chunks, and
+// returns the names of those it created. A part that exists already holds
+// the same bytes: its name is the digest of the whole.
+func createResultsParts(ctx context.Context, c client.Client, run Run, l layout, cm *corev1.ConfigMap, chunks [][]byte) ([]string, error) {
+	names, err := l.partNames(cm)
+	if err != nil {
+		return nil, err
+	}
+	var made []string
+	for i, name := range names {
+		labels := runLabels(run)
+		labels[fleetv1.ComponentLabel] = resultsPartComponent
+		part := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace, Labels: labels, Annotations: runAnnotations(run)},
+			Immutable:  ptr.To(true),
+			BinaryData: map[string][]byte{resultsKey + compressedSuffix: chunks[i]},
+		}
+		switch err := c.Create(ctx, part); {
+		case err == nil:
+			made = append(made, name)
+		case !apierrors.IsAlreadyExists(err):
+			return made, fmt.Errorf("creating results part %s/%s: %w", run.Namespace, name, err)
+		}
+	}
+	return made, nil
+}
+
+// deleteResultsParts deletes the parts names of a record that is not, or
+// no longer, stored. A part left (the call failed, the hub stopped) is only
+// garbage: no record names it, and the run's cleanup deletes it with the
+// rest of the run's ConfigMaps.
+func deleteResultsParts(ctx context.Context, c client.Client, namespace string, names []string) {
+	for _, name := range names {
+		part := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+		_ = c.Delete(ctx, part)
+	}
 }
 
 // merge is a with every result of b that a lacks or has not finished.
