@@ -125,26 +125,6 @@ func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *memb
 	return nil
 }
 
-// readExitCodes reads the exit codes of the cluster's failed nodes into its
-// state, before any write of the record. Exit codes are the record's
-// detail, not its point: a pod that cannot be read never holds the record
-// back.
-func (r *Reconciler) readExitCodes(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster) {
-	if !c.State.Planned || c.Error != nil || !c.Reachable {
-		return
-	}
-	m, _ := r.Members.Member(c.Name)
-	cl, run, ok := r.member(ctx, cj, m)
-	if !ok {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
-	defer cancel()
-	if err := spoke.ReadExitCodes(ctx, cl.GetAPIReader(), run, &c.State); err != nil {
-		log.FromContext(ctx).V(1).Info("Reading the exit codes of failed nodes", "cluster", c.Name, "error", err.Error())
-	}
-}
-
 // deleteTimedOut deletes the Jobs of nodes the hub failed, whose pod never
 // started or whose group ran past its progress deadline: they count as
 // failed, and a pod that starts or goes on late must not run the node.
@@ -216,6 +196,26 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 		nodes[i] = created[i].Annotations[fleetv1.NodeAnnotation]
 	}
 	return nodes, skipped, err
+}
+
+// readExitCodes reads the exit codes of the cluster's failed nodes into its
+// state, before any write of the record. Exit codes are the record's
+// detail, not its point: a pod that cannot be read never holds the record
+// back.
+func (r *Reconciler) readExitCodes(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster) {
+	if !c.State.Planned || c.Error != nil || !c.Reachable {
+		return
+	}
+	m, _ := r.Members.Member(c.Name)
+	cl, run, ok := r.member(ctx, cj, m)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
+	defer cancel()
+	if err := spoke.ReadExitCodes(ctx, cl.GetAPIReader(), run, &c.State); err != nil {
+		log.FromContext(ctx).V(1).Info("Reading the exit codes of failed nodes", "cluster", c.Name, "error", err.Error())
+	}
 }
 
 // nodeStartTimeout is the run's spec.nodeStartTimeout, defaulted as the
