@@ -119,7 +119,7 @@ func (r NodeResult) state(node string) NodeState {
 // there: its creation was written ahead, and the hub cannot tell a Job
 // never created (the hub stopped, or the create failed in a way that does
 // not say) from one created, run and deleted before the hub saw it.
-const jobLostMessage = "the node was recorded as starting but its Job is not there: it was deleted before the hub saw it, or its creation was interrupted; it is not run again"
+const jobLostMessage = "its Job is not there: deleted before the hub saw it, or its create interrupted (the hub stopped); it is not run again"
 
 // Record returns the record after this reconcile: prev plus the nodes of st
 // that have a Job or a result now, the nodes whose Jobs were just created

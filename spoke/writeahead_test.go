@@ -103,6 +103,18 @@ func TestStartGroupWritesAhead(t *testing.T) {
 			wantRecord: map[string]NodeResult{},
 			wantPhases: []NodePhase{NodePending, NodePending},
 		},
+		"a create that timed out may have happened: that node stays recorded, and fails as its Job never shows": {
+			funcs: interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				if obj.GetAnnotations()[fleetv1.NodeAnnotation] == "b" {
+					return errRecordTimeout
+				}
+				return c.Create(ctx, obj, opts...)
+			}},
+			wantErr:     true,
+			wantCreated: []string{"a"},
+			wantRecord:  map[string]NodeResult{"a": starting, "b": starting},
+			wantPhases:  []NodePhase{NodeRunning, NodeFailed},
+		},
 		"a create the API server refused: that node stays Pending": {
 			funcs:       forbidNode("b"),
 			wantErr:     true,
