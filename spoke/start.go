@@ -24,6 +24,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -321,9 +322,13 @@ func createJob(ctx context.Context, c client.Client, live client.Reader, run Run
 
 // refusedByServer tells whether err is the API server's refusal of a
 // write, which it then surely did not make: a 4xx status other than a
-// timeout. Any other failure (a timeout, a lost connection, a 5xx) may
-// come after the write was made.
+// timeout; or a request client-go's rate limiter never let out. Any other
+// failure (a timeout, a lost connection, a 5xx) may come after the write
+// was made.
 func refusedByServer(err error) bool {
+	if err != nil && strings.Contains(err.Error(), throttledPrefix) {
+		return true
+	}
 	var status apierrors.APIStatus
 	if !errors.As(err, &status) {
 		return false
@@ -331,3 +336,10 @@ func refusedByServer(err error) bool {
 	code := status.Status().Code
 	return code >= 400 && code < 500 && code != http.StatusRequestTimeout
 }
+
+// throttledPrefix starts the error of a request that client-go's rate
+// limiter held until its context ended (k8s.io/client-go/rest, Request
+// tryThrottle): it was never sent. client-go gives it no type to match, and
+// taking it for a create that may have happened would fail, on a busy
+// member, every node whose create waited at the reconcile's deadline.
+const throttledPrefix = "client rate limiter Wait returned an error"

@@ -19,6 +19,7 @@ package spoke
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -114,6 +115,18 @@ func TestStartGroupWritesAhead(t *testing.T) {
 			wantCreated: []string{"a"},
 			wantRecord:  map[string]NodeResult{"a": starting, "b": starting},
 			wantPhases:  []NodePhase{NodeRunning, NodeFailed},
+		},
+		"a create the rate limiter held past the deadline was never sent: that node stays Pending": {
+			funcs: interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				if obj.GetAnnotations()[fleetv1.NodeAnnotation] == "b" {
+					return fmt.Errorf("client rate limiter Wait returned an error: %w", context.DeadlineExceeded)
+				}
+				return c.Create(ctx, obj, opts...)
+			}},
+			wantErr:     true,
+			wantCreated: []string{"a"},
+			wantRecord:  map[string]NodeResult{"a": starting},
+			wantPhases:  []NodePhase{NodeRunning, NodePending},
 		},
 		"a create the API server refused: that node stays Pending": {
 			funcs:       forbidNode("b"),
