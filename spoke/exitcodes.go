@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,27 +29,29 @@ import (
 	"github.com/fleetjob/fleetjob/pkg/naming"
 )
 
-// MaxExitReads bounds the pods ReadExitCodes reads in one call: a group
-// where every node fails at once is read over a few reconciles, not in
-// thousands of calls in one.
+// MaxExitReads bounds the pods ReadExitCodes reads one node at a time:
+// past it, the pods of the failed nodes' groups are listed instead, a page
+// at a time, so that a group where every node fails at once costs a few
+// calls, not thousands.
 const MaxExitReads = 20
 
 // ReadExitCodes fills in the exit code and termination message of the
 // nodes of st whose Job failed and whose result is not recorded yet, from
-// their pods, read from live: at most MaxExitReads of them. A node whose
-// pod is gone keeps none. It returns the first error of a read; the nodes
-// read before it keep what was read.
+// their pods, read from live: every one of them, as the result recorded
+// next never changes. A node whose pod is gone keeps none. It returns the
+// first error of a read; the nodes read before it keep what was read.
 func ReadExitCodes(ctx context.Context, live client.Reader, run Run, st *State) error {
-	reads := 0
+	var unread []*NodeState
 	for i := range st.Nodes {
 		n := &st.Nodes[i]
-		if n.Phase != NodeFailed || n.Job == "" || n.ExitCode != nil || failedByHub(n.Reason) || st.Recorded.Nodes[n.Node].final() {
-			continue
+		if n.Phase == NodeFailed && n.Job != "" && n.ExitCode == nil && !failedByHub(n.Reason) && !st.Recorded.Nodes[n.Node].final() {
+			unread = append(unread, n)
 		}
-		if reads == MaxExitReads {
-			return nil
-		}
-		reads++
+	}
+	if len(unread) > MaxExitReads {
+		return readGroupExitCodes(ctx, live, run, unread)
+	}
+	for _, n := range unread {
 		var pods corev1.PodList
 		sel := runSelector(run)
 		sel[fleetv1.NodeLabel] = naming.LabelValue(n.Node)
@@ -60,6 +63,63 @@ func ReadExitCodes(ctx context.Context, live client.Reader, run Run, st *State) 
 		}
 	}
 	return nil
+}
+
+// readGroupExitCodes reads the exit codes of nodes from the pods of their
+// groups, listed in pages.
+func readGroupExitCodes(ctx context.Context, live client.Reader, run Run, nodes []*NodeState) error {
+	byGroup := map[int][]*NodeState{}
+	var groups []int
+	for _, n := range nodes {
+		if byGroup[n.Group] == nil {
+			groups = append(groups, n.Group)
+		}
+		byGroup[n.Group] = append(byGroup[n.Group], n)
+	}
+	for _, g := range groups {
+		want := map[string][]*NodeState{}
+		for _, n := range byGroup[g] {
+			want[naming.LabelValue(n.Node)] = append(want[naming.LabelValue(n.Node)], n)
+		}
+		pods := map[string][]corev1.Pod{}
+		sel := runSelector(run)
+		sel[fleetv1.GroupIndexLabel] = strconv.Itoa(g)
+		err := listPages(ctx, live, &corev1.PodList{}, []client.ListOption{client.InNamespace(run.Namespace), sel}, func(list client.ObjectList) {
+			for _, pod := range list.(*corev1.PodList).Items {
+				if l := pod.Labels[fleetv1.NodeLabel]; want[l] != nil {
+					pods[l] = append(pods[l], pod)
+				}
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("reading the pods of group %d: %w", g, err)
+		}
+		for l, ns := range want {
+			for _, n := range ns {
+				if pod, ok := NewestPod(pods[l], n.Node); ok {
+					n.ExitCode, n.Output = exitOf(&pod)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// listPages lists into list, nodePageSize items at a time, and hands each
+// page to page; at most maxNodes items in all.
+func listPages(ctx context.Context, r client.Reader, list client.ObjectList, opts []client.ListOption, page func(client.ObjectList)) error {
+	next := append(slices.Clone(opts), client.Limit(nodePageSize))
+	for range maxNodes/nodePageSize + 1 {
+		if err := r.List(ctx, list, next...); err != nil {
+			return err
+		}
+		page(list)
+		if list.GetContinue() == "" {
+			return nil
+		}
+		next = append(slices.Clone(opts), client.Limit(nodePageSize), client.Continue(list.GetContinue()))
+	}
+	return fmt.Errorf("more than %d items", maxNodes)
 }
 
 // exitOf is the exit code and termination message of the pod's first

@@ -18,6 +18,7 @@ package spoke
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -185,5 +186,42 @@ func TestNewestPod(t *testing.T) {
 				t.Errorf("NewestPod() = %q, %v; want %q, %v", got.Name, ok, tc.want, tc.wantOK)
 			}
 		})
+	}
+}
+
+// TestReadExitCodesEveryFailedNode: when more nodes fail at once than are
+// read one by one, every one still gets its exit code before its result is
+// recorded (a recorded result never changes), in a few lists.
+func TestReadExitCodesEveryFailedNode(t *testing.T) {
+	run := testRun(makeClusterJob("disk-clean").Obj())
+	var nodes []string
+	var jobs []batchv1.Job
+	var objs []client.Object
+	for i := range 3*MaxExitReads/2 + 1 {
+		n := fmt.Sprintf("node-%02d", i)
+		nodes = append(nodes, n)
+		jobs = append(jobs, makeJob(n).Started(t0).Failed("BackoffLimitExceeded", "Job has reached the specified backoff limit", t1).Obj())
+		pod := podOf(run, n, n+"-pod", t0.Time, terminated("main", int32(i+1), "failed on "+n))
+		pod.Labels[fleetv1.GroupIndexLabel] = "0"
+		objs = append(objs, pod)
+	}
+	lists := 0
+	c := fake.NewClientBuilder().WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		lists++
+		return c.List(ctx, list, opts...)
+	}}).Build()
+	p := allOf(nodes...)
+	st := Derive(&p, jobs, present(nodes...), Results{})
+	if err := ReadExitCodes(context.Background(), c, run, &st); err != nil {
+		t.Fatalf("ReadExitCodes() error = %v", err)
+	}
+	rec, _ := Record(Results{}, st, nil, nil)
+	for i, n := range nodes {
+		if r := rec.Nodes[n]; r.ExitCode == nil || *r.ExitCode != int32(i+1) || r.Output != "failed on "+n {
+			t.Errorf("node %s recorded %+v, want exit code %d and its message", n, r, i+1)
+		}
+	}
+	if lists > MaxExitReads {
+		t.Errorf("%d lists, want at most %d", lists, MaxExitReads)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,6 +37,12 @@ import (
 // turns Ready sends the hub no event it watches (its cache holds node
 // metadata only).
 const healthPoll = 5 * time.Second
+
+// healthReadTurn is how long one window of the nodes due a read keeps its
+// turn, when more are due than one reconcile reads: the hub looks again a
+// second after a reconcile that left a due node unread (GateHealth), so a
+// turn per second reads every due node within about due/max seconds.
+const healthReadTurn = time.Second
 
 // NodeHealth is what one read of a node tells of its health.
 type NodeHealth struct {
@@ -73,20 +80,33 @@ func (s State) awaitingHealth(n NodeState) bool {
 	return n.Phase == NodeSucceeded && n.Job != "" && n.CompletionTime != nil && s.Recorded.Nodes[n.Node].Phase != NodeSucceeded
 }
 
-// HealthReads names the nodes whose health is read now, at most max: those
+// HealthReads names the nodes whose health is read now, at most most: those
 // awaiting their verdict whose Job succeeded at least readyFor ago. Before
-// that no read could tell them healthy.
-func (s State) HealthReads(now time.Time, gate fleetv1.NodeHealthGate, max int) []string {
-	var names []string
+// that no read could tell them healthy. When more are due, those at their
+// timeout come first (the read gives their verdict its reason), and the
+// window over the others turns with the clock (healthReadTurn), so that
+// nodes slow to turn healthy, read again and again, never keep the others
+// from being read before their timeout. It is pure.
+func (s State) HealthReads(now time.Time, gate fleetv1.NodeHealthGate, most int) []string {
+	var overdue, due []string
 	for _, n := range s.Nodes {
-		if len(names) == max {
-			break
-		}
-		if s.awaitingHealth(n) && !now.Before(n.CompletionTime.Add(gate.ReadyFor.Duration)) {
-			names = append(names, n.Node)
+		switch {
+		case !s.awaitingHealth(n) || now.Before(n.CompletionTime.Add(gate.ReadyFor.Duration)):
+		case !now.Before(n.CompletionTime.Add(gate.Timeout.Duration)):
+			overdue = append(overdue, n.Node)
+		default:
+			due = append(due, n.Node)
 		}
 	}
-	return names
+	if len(overdue) >= most {
+		return overdue[:most]
+	}
+	if most -= len(overdue); len(due) <= most {
+		return append(overdue, due...)
+	}
+	turn := now.UnixNano() / int64(healthReadTurn)
+	start := int(turn % int64(len(due)) * int64(most) % int64(len(due)))
+	return slices.Concat(overdue, due[start:min(len(due), start+most)], due[:max(0, start+most-len(due))])
 }
 
 // ReadNodeHealth reads the health of nodes from r, one Get each: a full
@@ -147,7 +167,7 @@ func (s *State) GateHealth(now time.Time, gate fleetv1.NodeHealthGate, reads map
 		case read && h.healthy(finish, now, readyFor):
 			continue
 		case read && !h.Found, !now.Before(finish.Add(timeout)):
-			why := "it was never read"
+			why := "no read found it healthy" // read in other turns; a healthy read is recorded at once
 			if read {
 				why = h.describe(readyFor)
 			}

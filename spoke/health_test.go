@@ -17,6 +17,7 @@ limitations under the License.
 package spoke
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -141,4 +142,49 @@ func TestHealthOf(t *testing.T) {
 // succeededJob is node's Job, Complete at t.
 func succeededJob(node string, t time.Time) batchv1.Job {
 	return makeJob(node).Complete(metav1.NewTime(t)).Obj()
+}
+
+// TestHealthReadsTurn: with more nodes due a read than one reconcile reads,
+// nodes slow to turn healthy do not keep the others from being read: every
+// healthy node is found so before its timeout.
+func TestHealthReadsTurn(t *testing.T) {
+	const most, slow, healthy = 100, 150, 100
+	start := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	gate := fleetv1.NodeHealthGate{ReadyFor: metav1.Duration{Duration: 10 * time.Second}, Timeout: metav1.Duration{Duration: time.Minute}}
+	var nodes []string
+	var jobs []batchv1.Job
+	health := map[string]NodeHealth{}
+	for i := range slow + healthy {
+		n := fmt.Sprintf("node-%03d", i)
+		nodes = append(nodes, n)
+		jobs = append(jobs, succeededJob(n, start))
+		health[n] = NodeHealth{Found: true} // NotReady: slow to come back
+		if i >= slow {
+			health[n] = NodeHealth{Found: true, ReadySince: start.Add(-time.Hour)}
+		}
+	}
+	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: nodes}}}
+	rec := Results{}
+	var st State
+	// One reconcile a second, as GateHealth asks while a due node is unread.
+	for now := start; !now.After(start.Add(gate.Timeout.Duration)); now = now.Add(time.Second) {
+		st = Derive(&p, jobs, present(nodes...), rec)
+		st.Recorded = rec
+		reads := map[string]NodeHealth{}
+		for _, n := range st.HealthReads(now, gate, most) {
+			reads[n] = health[n]
+		}
+		st.GateHealth(now, gate, reads)
+		rec, _ = Record(rec, st, nil, nil)
+	}
+	for _, n := range st.Nodes[slow:] {
+		if n.Phase != NodeSucceeded {
+			t.Errorf("healthy node %s = %s: %s", n.Node, n.Phase, n.Message)
+		}
+	}
+	for _, n := range st.Nodes[:slow] {
+		if n.Phase != NodeFailed || n.Reason != fleetv1.NodeReasonNodeUnhealthy {
+			t.Errorf("slow node %s = %s %s: %s; want failed %s", n.Node, n.Phase, n.Reason, n.Message, fleetv1.NodeReasonNodeUnhealthy)
+		}
+	}
 }

@@ -18,11 +18,7 @@ package spoke
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"slices"
-	"strconv"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -151,7 +147,8 @@ func RecordResults(ctx context.Context, c client.Client, live client.Reader, run
 	if !changed {
 		return nil
 	}
-	return writeResultsMerging(ctx, c, live, run, next, st.RecordObject, o.records)
+	_, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, st.RecordObject, o.records)
+	return err
 }
 
 // listRunJobs lists the run's Jobs from c, by the RunIndex when c has it.
@@ -253,48 +250,11 @@ func decodePlan(ctx context.Context, r client.Reader, cm *corev1.ConfigMap, run 
 		return p, nil
 	}
 	var p plan.Plan
-	if _, split := cm.Annotations[fleetv1.PlanPartsAnnotation]; split {
-		doc, err := joinPlanParts(ctx, r, cm, run)
-		if err != nil {
-			return plan.Plan{}, err
-		}
-		if err := decodeCompressed(doc, &p); err != nil {
-			return plan.Plan{}, fmt.Errorf("decoding the plan of ConfigMap %s and its parts: %w", key, err)
-		}
-	} else if err := decodeDocument(cm, planKey, &p); err != nil {
+	if err := planLayout(run).decode(ctx, r, cm, run, &p); err != nil {
 		return plan.Plan{}, err
 	}
 	plans.put(cm.UID, p)
 	return p, nil
-}
-
-// joinPlanParts reads the parts of a split plan and returns the whole
-// compressed document, checked against the digest the plan ConfigMap
-// holds: a part lost, replaced or another run's is an error, never a
-// different plan.
-func joinPlanParts(ctx context.Context, r client.Reader, cm *corev1.ConfigMap, run Run) ([]byte, error) {
-	key := client.ObjectKeyFromObject(cm)
-	n, err := strconv.Atoi(cm.Annotations[fleetv1.PlanPartsAnnotation])
-	if err != nil || n < 2 || n > maxPlanParts {
-		return nil, fmt.Errorf("plan ConfigMap %s: %s %q is not a number of parts from 2 to %d", key, fleetv1.PlanPartsAnnotation, cm.Annotations[fleetv1.PlanPartsAnnotation], maxPlanParts)
-	}
-	doc := slices.Clone(cm.BinaryData[planKey+compressedSuffix])
-	for i := 1; i < n; i++ {
-		var part corev1.ConfigMap
-		partKey := client.ObjectKey{Namespace: cm.Namespace, Name: naming.PlanPartName(run.ClusterJob.UID, i)}
-		if err := r.Get(ctx, partKey, &part); err != nil {
-			return nil, fmt.Errorf("reading plan part %s: %w", partKey, err)
-		}
-		if !ownedBy(&part, run.ClusterJob.UID) {
-			return nil, fmt.Errorf("ConfigMap %s exists but does not belong to ClusterJob %s", partKey, run.ClusterJob.UID)
-		}
-		doc = append(doc, part.BinaryData[planKey+compressedSuffix]...)
-	}
-	sum := sha256.Sum256(doc)
-	if got := hex.EncodeToString(sum[:]); got != cm.Annotations[fleetv1.PlanDigestAnnotation] {
-		return nil, fmt.Errorf("plan ConfigMap %s and its %d parts do not make the plan it was stored as (SHA-256 %s, want %s)", key, n-1, got, cm.Annotations[fleetv1.PlanDigestAnnotation])
-	}
-	return doc, nil
 }
 
 // ListNodes lists every Node, full objects, in pages so that no single

@@ -19,11 +19,9 @@ package spoke
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,16 +40,8 @@ const (
 	// planComponent is the ComponentLabel value of a plan ConfigMap.
 	planComponent = "plan"
 	// planPartComponent is the ComponentLabel value of the ConfigMaps that
-	// hold the rest of a plan too large for one.
+	// hold the rest of a plan too large for one (parts.go).
 	planPartComponent = "plan-part"
-	// maxPlanBytes leaves room under the 1 MiB ConfigMap limit for the
-	// object's metadata. Compressed, 10,000 nodes with random 63-character
-	// names take about half of it; a larger plan is split into parts of
-	// this size.
-	maxPlanBytes = 900 << 10
-	// maxPlanParts bounds a plan to 16 ConfigMaps, 14 MiB compressed: far
-	// more than the 100,000 nodes a cluster may have need.
-	maxPlanParts = 16
 )
 
 // EnsurePlan returns the run's frozen plan. When there is none, it computes
@@ -193,24 +183,16 @@ func planConfigMaps(run Run, p plan.Plan) (*corev1.ConfigMap, []*corev1.ConfigMa
 	if err != nil {
 		return nil, nil, fmt.Errorf("encoding the plan: %w", err)
 	}
-	doc := data[planKey+compressedSuffix]
-	chunks := splitBytes(doc, maxPlanBytes)
-	if len(chunks) > maxPlanParts {
-		return nil, nil, &PermanentError{Reason: fleetv1.ReasonPlanTooLarge, Err: fmt.Errorf(
-			"the plan of cluster %s is %d bytes compressed, more than the %d that %d ConfigMaps hold: select fewer nodes",
-			run.Cluster, len(doc), maxPlanParts*maxPlanBytes, maxPlanParts)}
+	chunks, annotations, err := planLayout(run).split(data[planKey+compressedSuffix])
+	if err != nil {
+		return nil, nil, &PermanentError{Reason: fleetv1.ReasonPlanTooLarge, Err: fmt.Errorf("cluster %s: %w: select fewer nodes", run.Cluster, err)}
 	}
 	uid := run.ClusterJob.UID
 	cm := newPlanConfigMap(run, naming.PlanName(uid), planComponent, chunks[0])
 	if run.ClusterID != "" {
 		cm.Annotations[fleetv1.ClusterIDAnnotation] = run.ClusterID
 	}
-	if len(chunks) == 1 {
-		return cm, nil, nil
-	}
-	sum := sha256.Sum256(doc)
-	cm.Annotations[fleetv1.PlanPartsAnnotation] = strconv.Itoa(len(chunks))
-	cm.Annotations[fleetv1.PlanDigestAnnotation] = hex.EncodeToString(sum[:])
+	maps.Copy(cm.Annotations, annotations)
 	parts := make([]*corev1.ConfigMap, 0, len(chunks)-1)
 	for i, chunk := range chunks[1:] {
 		parts = append(parts, newPlanConfigMap(run, naming.PlanPartName(uid, i+1), planPartComponent, chunk))
@@ -227,16 +209,6 @@ func newPlanConfigMap(run Run, name, component string, chunk []byte) *corev1.Con
 		Immutable:  ptr.To(true),
 		BinaryData: map[string][]byte{planKey + compressedSuffix: chunk},
 	}
-}
-
-// splitBytes cuts b into pieces of at most n bytes; an empty b is one
-// empty piece.
-func splitBytes(b []byte, n int) [][]byte {
-	out := [][]byte{b[:min(len(b), n)]}
-	for b = b[min(len(b), n):]; len(b) > 0; b = b[min(len(b), n):] {
-		out = append(out, b[:min(len(b), n)])
-	}
-	return out
 }
 
 // namespaceError names the namespace when a Create failed because it does

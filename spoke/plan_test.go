@@ -271,8 +271,8 @@ func TestLargeClusterFits(t *testing.T) {
 	}
 	for what, size := range map[string]int{"plan": documentSize(cm.BinaryData), "results record": documentSize(record)} {
 		t.Logf("%s of 10,000 nodes: %d KiB", what, size>>10)
-		if size > maxPlanBytes {
-			t.Errorf("the %s takes %d bytes, more than the %d a ConfigMap holds", what, size, maxPlanBytes)
+		if size > maxPartBytes {
+			t.Errorf("the %s takes %d bytes, more than the %d a ConfigMap holds", what, size, maxPartBytes)
 		}
 	}
 }

@@ -22,11 +22,18 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/naming"
@@ -155,4 +162,135 @@ func TestSplitPlanStalePart(t *testing.T) {
 		!bytes.Equal(kept.BinaryData[planKey+compressedSuffix], parts[0].BinaryData[planKey+compressedSuffix]) {
 		t.Errorf("the stored plan's part was replaced (%v)", err)
 	}
+}
+
+// apiServerSized refuses, as an API server does, a ConfigMap larger than
+// 1 MiB.
+var apiServerSized = interceptor.Funcs{
+	Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+		if err := checkConfigMapSize(obj); err != nil {
+			return err
+		}
+		return c.Create(ctx, obj, opts...)
+	},
+	Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+		if err := checkConfigMapSize(obj); err != nil {
+			return err
+		}
+		return c.Update(ctx, obj, opts...)
+	},
+}
+
+func checkConfigMapSize(obj client.Object) error {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok {
+		return nil
+	}
+	size := documentSize(cm.BinaryData)
+	for k, v := range cm.Data {
+		size += len(k) + len(v)
+	}
+	if size > 1<<20 {
+		return apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, cm.Name, field.ErrorList{field.TooLong(field.NewPath(""), "", 1<<20)})
+	}
+	return nil
+}
+
+// TestSplitRecord: the results record of a cluster of 30,000 nodes with
+// 63-character names is larger than one ConfigMap: it is stored across
+// several and every node's result is read back; a later write replaces its
+// parts; a part changed is an error, never another record.
+func TestSplitRecord(t *testing.T) {
+	ctx := context.Background()
+	cj := makeClusterJob("disk-clean").Obj()
+	run := testRun(cj)
+	p := plan.Plan{Groups: []plan.Group{{Name: "first", Nodes: splitNodes[:len(splitNodes)/2]}, {Name: "second", Nodes: splitNodes[len(splitNodes)/2:]}}}
+	planCM, planParts, err := planConfigMaps(run, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := fake.NewClientBuilder().WithObjects(planCM).Build()
+	for _, part := range planParts {
+		if err := live.Create(ctx, part); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := interceptor.NewClient(live, apiServerSized)
+	// Every Job ran and finished, each at its own time.
+	var jobs []batchv1.Job
+	for i, n := range splitNodes {
+		start := metav1.NewTime(t0.Add(time.Duration(i) * time.Second))
+		job := makeJob(n).Started(start)
+		if i%7 == 0 {
+			job.Failed("BackoffLimitExceeded", "Job has reached the specified backoff limit", metav1.NewTime(start.Add(time.Minute+time.Duration(i%13)*time.Second)))
+		} else {
+			job.Complete(metav1.NewTime(start.Add(time.Minute + time.Duration(i%13)*time.Second)))
+		}
+		jobs = append(jobs, job.Obj())
+	}
+	half := len(jobs) / 2
+	for _, step := range []struct {
+		name string
+		jobs []batchv1.Job
+	}{{"first group", jobs[:half]}, {"both groups", jobs}} {
+		st, err := Observe(ctx, live, live, run)
+		if err != nil {
+			t.Fatalf("%s: Observe() error = %v", step.name, err)
+		}
+		st = Derive(&p, step.jobs, present(splitNodes...), st.Recorded) // the Jobs as the hub saw them
+		st.Recorded, st.RecordObject = mustReadResults(t, live, run)
+		if err := RecordResults(ctx, c, live, run, st, nil, nil); err != nil {
+			t.Fatalf("%s: RecordResults() error = %v", step.name, err)
+		}
+		want, _ := Record(st.Recorded, st, nil, nil)
+		got, _ := mustReadResults(t, live, run)
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%s: read back (-written +read):\n%s", step.name, diff)
+		}
+		var cms corev1.ConfigMapList
+		if err := live.List(ctx, &cms, client.InNamespace(testNamespace), client.MatchingLabels{fleetv1.ComponentLabel: resultsPartComponent}); err != nil {
+			t.Fatal(err)
+		}
+		_, primary := mustReadResults(t, live, run)
+		t.Logf("%s: %d results, %d parts besides the record ConfigMap", step.name, len(got.Nodes), len(cms.Items))
+		if named := primary.Annotations[fleetv1.RecordPartsAnnotation]; named != "" && fmt.Sprint(len(cms.Items)+1) != named || named == "" && len(cms.Items) > 0 {
+			t.Errorf("%s: %d parts stored, the record names %s: the parts it replaced are left", step.name, len(cms.Items), primary.Annotations[fleetv1.RecordPartsAnnotation])
+		}
+	}
+
+	// No Job is left: every node has its result from the record alone.
+	st, err := Observe(ctx, live, live, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range st.Nodes {
+		if wantPhase := map[bool]NodePhase{true: NodeFailed, false: NodeSucceeded}[i%7 == 0]; n.Phase != wantPhase || n.CompletionTime == nil {
+			t.Fatalf("node %s = %s at %v from the record, want %s", n.Node, n.Phase, n.CompletionTime, wantPhase)
+		}
+	}
+
+	var cms corev1.ConfigMapList
+	if err := live.List(ctx, &cms, client.InNamespace(testNamespace), client.MatchingLabels{fleetv1.ComponentLabel: resultsPartComponent}); err != nil || len(cms.Items) == 0 {
+		t.Fatalf("listing the parts: %d, %v", len(cms.Items), err)
+	}
+	if err := live.Delete(ctx, &cms.Items[0]); err != nil {
+		t.Fatal(err)
+	}
+	cms.Items[0].ResourceVersion = ""
+	cms.Items[0].BinaryData[resultsKey+compressedSuffix][10] ^= 0xff
+	if err := live.Create(ctx, &cms.Items[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadResults(ctx, live, run); err == nil || !strings.Contains(err.Error(), "do not make the results record it was stored as") {
+		t.Errorf("ReadResults() of a changed part: error = %v", err)
+	}
+}
+
+func mustReadResults(t *testing.T, r client.Reader, run Run) (Results, *corev1.ConfigMap) {
+	t.Helper()
+	res, cm, err := ReadResults(context.Background(), r, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, cm
 }

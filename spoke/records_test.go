@@ -44,7 +44,7 @@ func TestRecordsReadBackOwnWrite(t *testing.T) {
 	}).Build()
 	var records Records
 	want := Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning}}}
-	if err := writeResultsMerging(context.Background(), c, c, run, want, nil, &records); err != nil {
+	if _, err := writeResultsMerging(context.Background(), c, c, run, Results{}, want, nil, &records); err != nil {
 		t.Fatal(err)
 	}
 	cm := &corev1.ConfigMap{}

@@ -25,6 +25,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -38,6 +39,9 @@ const (
 	resultsKey = "results.json"
 	// resultsComponent is the ComponentLabel value of a results ConfigMap.
 	resultsComponent = "results"
+	// resultsPartComponent is the ComponentLabel value of the ConfigMaps
+	// that hold the rest of a record too large for one (parts.go).
+	resultsPartComponent = "results-part"
 	// maxResultMessage bounds a recorded failure message, so that a
 	// cluster's record stays small: the Job's condition has the rest while
 	// it exists.
@@ -51,17 +55,28 @@ const (
 )
 
 // Results is the run's record in one member of which nodes got a Job and
-// how each finished. It only ever grows: a node is recorded when its Job is
-// created and once more when it finishes, so the record outlives the Jobs
-// (a TTL, a namespace cleaner, a hand) and a node is never run twice.
+// how each finished. It only ever grows: a node is recorded as starting
+// before its Job is created (written ahead: a node the record names is
+// never created again, whatever the Job store says) and once more when it
+// finishes, so the record outlives the Jobs (a TTL, a namespace cleaner, a
+// hand, a hub that crashed between the create and the record) and a node
+// is never run twice.
 type Results struct {
 	// Nodes maps a node name to its result.
 	Nodes map[string]NodeResult `json:"nodes,omitempty"`
 }
 
+// NodeStarting is the recorded phase of a node whose Job is about to be
+// created, or was created and not seen yet. It is only ever recorded: the
+// node's state is its Job's while the Job exists, and a failure once it is
+// gone. The Job's name is not recorded: it is naming.JobName of the run and
+// the node, the record's own key.
+const NodeStarting NodePhase = "Starting"
+
 // NodeResult is one node's recorded result.
 type NodeResult struct {
-	// Phase is Running while the Job runs, then Succeeded or Failed.
+	// Phase is Starting before its Job is seen, Running while the Job
+	// runs, then Succeeded or Failed.
 	Phase NodePhase `json:"p"`
 	// Reason and Message tell why a node failed.
 	Reason  string `json:"r,omitempty"`
@@ -75,6 +90,9 @@ type NodeResult struct {
 	// start of its termination message, when its pod could be read.
 	ExitCode *int32 `json:"x,omitempty"`
 	Output   string `json:"o,omitempty"`
+	// Attempt names the write that recorded a Starting node, so that a
+	// write whose outcome is unknown takes off only the nodes it recorded.
+	Attempt string `json:"a,omitempty"`
 }
 
 func (r NodeResult) final() bool {
@@ -85,7 +103,10 @@ func (r NodeResult) final() bool {
 func (r NodeResult) state(node string) NodeState {
 	ns := NodeState{Node: node, Phase: r.Phase, Reason: r.Reason, Message: r.Message, StartTime: unixTime(r.Start), CompletionTime: unixTime(r.Finish),
 		ExitCode: r.ExitCode, Output: r.Output}
-	if !r.final() {
+	switch {
+	case r.Phase == NodeStarting:
+		ns.Phase, ns.Reason, ns.Message = NodeFailed, fleetv1.NodeReasonJobDeleted, jobLostMessage
+	case !r.final():
 		ns.Phase, ns.Reason, ns.Message = NodeFailed, fleetv1.NodeReasonJobDeleted, "the node's Job was deleted before it finished; it is not run again"
 	}
 	if ns.Phase == NodeSkipped {
@@ -93,6 +114,12 @@ func (r NodeResult) state(node string) NodeState {
 	}
 	return ns
 }
+
+// jobLostMessage explains a node recorded as starting whose Job is not
+// there: its creation was written ahead, and the hub cannot tell a Job
+// never created (the hub stopped, or the create failed in a way that does
+// not say) from one created, run and deleted before the hub saw it.
+const jobLostMessage = "its Job is not there: deleted before the hub saw it, or its create interrupted (the hub stopped); it is not run again"
 
 // Record returns the record after this reconcile: prev plus the nodes of st
 // that have a Job or a result now, the nodes whose Jobs were just created
@@ -108,6 +135,9 @@ func Record(prev Results, st State, created []string, skipped []plan.SkippedNode
 		old, ok := next.Nodes[node]
 		if ok && old.final() {
 			return // a result never changes
+		}
+		if ok && old.Phase == NodeStarting && r.Phase == NodeRunning && r.Start == 0 && !r.Started {
+			return // a Job seen that tells nothing new: not worth a write
 		}
 		if ok && !r.final() {
 			r.Start, r.Started = max(r.Start, old.Start), r.Started || old.Started
@@ -177,7 +207,7 @@ func readResults(ctx context.Context, r client.Reader, run Run, records *Records
 		return res, cm, nil
 	}
 	var res Results
-	if err := decodeDocument(cm, resultsKey, &res); err != nil {
+	if err := recordLayout(run).decode(ctx, r, cm, run, &res); err != nil {
 		return Results{}, nil, err
 	}
 	return res, cm, nil
@@ -188,51 +218,147 @@ func readResults(ctx context.Context, r client.Reader, run Run, records *Records
 // (a cache behind the last write) merges with the stored record read live
 // and tries once more: records only grow, so merging loses nothing.
 func WriteResults(ctx context.Context, c client.Client, live client.Reader, run Run, res Results, stored *corev1.ConfigMap) error {
-	return writeResultsMerging(ctx, c, live, run, res, stored, nil)
+	_, err := writeResultsMerging(ctx, c, live, run, Results{}, res, stored, nil)
+	return err
+}
+
+// written is a record as a write stored it.
+type written struct {
+	// prior is the record the write replaced: the one read, or the one
+	// read live after a lost race.
+	prior Results
+	// res is the record stored, and cm its ConfigMap as written.
+	res Results
+	cm  *corev1.ConfigMap
 }
 
 // writeResultsMerging is WriteResults, keeping what it wrote in records
-// (nil: nowhere).
-func writeResultsMerging(ctx context.Context, c client.Client, live client.Reader, run Run, res Results, stored *corev1.ConfigMap, records *Records) error {
-	err := writeResults(ctx, c, run, res, stored, records)
+// (nil: nowhere). read is the record stored was read with.
+func writeResultsMerging(ctx context.Context, c client.Client, live client.Reader, run Run, read, res Results, stored *corev1.ConfigMap, records *Records) (written, error) {
+	cm, err := writeResults(ctx, c, run, res, stored, records)
+	if err == nil {
+		return written{prior: read, res: res, cm: cm}, nil
+	}
 	if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
-		return err
+		return written{}, err
 	}
-	current, cm, rerr := ReadResults(ctx, live, run)
-	if rerr != nil {
-		return rerr
+	current, stored, err := ReadResults(ctx, live, run)
+	if err != nil {
+		return written{}, err
 	}
-	return writeResults(ctx, c, run, merge(current, res), cm, records)
+	res = merge(current, res)
+	cm, err = writeResults(ctx, c, run, res, stored, records)
+	if err != nil {
+		return written{}, err
+	}
+	return written{prior: current, res: res, cm: cm}, nil
 }
 
-func writeResults(ctx context.Context, c client.Client, run Run, res Results, stored *corev1.ConfigMap, records *Records) error {
+// writeResults stores res over stored (nil: there is none) and returns the
+// ConfigMap as written. A record too large for one ConfigMap is split: its
+// parts are written first, under names no other version of the record has,
+// then the record ConfigMap that names them, then the parts it replaced are
+// deleted. A reader never sees parts change under a record ConfigMap.
+func writeResults(ctx context.Context, c client.Client, run Run, res Results, stored *corev1.ConfigMap, records *Records) (*corev1.ConfigMap, error) {
 	data, err := encodeDocument(resultsKey, res)
 	if err != nil {
-		return fmt.Errorf("encoding the results: %w", err)
+		return nil, fmt.Errorf("encoding the results: %w", err)
 	}
-	if stored == nil {
+	l := recordLayout(run)
+	chunks, annotations, err := l.split(data[resultsKey+compressedSuffix])
+	if err != nil {
+		return nil, err
+	}
+	cm := resultsConfigMap(run, stored, chunks[0], annotations)
+	made, err := createResultsParts(ctx, c, run, l, cm, chunks[1:])
+	if err == nil {
+		err = storeResults(ctx, c, cm, stored == nil)
+	}
+	if err != nil {
+		deleteResultsParts(ctx, c, run.Namespace, made)
+		return nil, err
+	}
+	if stored != nil && stored.Annotations[l.digest] != cm.Annotations[l.digest] {
+		old, _ := l.partNames(stored) // a stored record that names none has none to delete
+		deleteResultsParts(ctx, c, run.Namespace, old)
+	}
+	records.put(cm.UID, cm.ResourceVersion, res)
+	return cm, nil
+}
+
+// resultsConfigMap is the record ConfigMap holding chunk and annotations:
+// stored changed (its resourceVersion kept, so that an Update fails on a
+// newer record rather than overwrite it), or a new one.
+func resultsConfigMap(run Run, stored *corev1.ConfigMap, chunk []byte, annotations map[string]string) *corev1.ConfigMap {
+	var cm *corev1.ConfigMap
+	if stored != nil {
+		cm = stored.DeepCopy()
+	} else {
 		labels := runLabels(run)
 		labels[fleetv1.ComponentLabel] = resultsComponent
-		cm := &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: naming.ResultsName(run.ClusterJob.UID), Namespace: run.Namespace,
-				Labels: labels, Annotations: runAnnotations(run)},
-			BinaryData: data,
-		}
+		cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: naming.ResultsName(run.ClusterJob.UID), Namespace: run.Namespace,
+			Labels: labels, Annotations: runAnnotations(run)}}
+	}
+	if cm.Annotations == nil {
+		cm.Annotations = map[string]string{}
+	}
+	delete(cm.Annotations, fleetv1.RecordPartsAnnotation)
+	delete(cm.Annotations, fleetv1.RecordDigestAnnotation)
+	maps.Copy(cm.Annotations, annotations)
+	cm.Data, cm.BinaryData = nil, map[string][]byte{resultsKey + compressedSuffix: chunk}
+	return cm
+}
+
+// storeResults creates or updates the record ConfigMap cm.
+func storeResults(ctx context.Context, c client.Client, cm *corev1.ConfigMap, create bool) error {
+	if create {
 		if err := c.Create(ctx, cm); err != nil {
 			return fmt.Errorf("creating the results ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
 		}
-		records.put(cm.UID, cm.ResourceVersion, res)
 		return nil
 	}
-	cm := stored.DeepCopy()
-	cm.Data, cm.BinaryData = nil, data
-	// The resourceVersion read is kept: Update fails on a newer record
-	// rather than overwrite it.
 	if err := c.Update(ctx, cm); err != nil {
 		return fmt.Errorf("updating the results ConfigMap %s: %w", client.ObjectKeyFromObject(cm), err)
 	}
-	records.put(cm.UID, cm.ResourceVersion, res)
 	return nil
+}
+
+// createResultsParts creates the parts of the split record cm, chunks, and
+// returns the names of those it created. A part that exists already holds
+// the same bytes: its name is the digest of the whole.
+func createResultsParts(ctx context.Context, c client.Client, run Run, l layout, cm *corev1.ConfigMap, chunks [][]byte) ([]string, error) {
+	names, err := l.partNames(cm)
+	if err != nil {
+		return nil, err
+	}
+	var made []string
+	for i, name := range names {
+		labels := runLabels(run)
+		labels[fleetv1.ComponentLabel] = resultsPartComponent
+		part := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace, Labels: labels, Annotations: runAnnotations(run)},
+			Immutable:  ptr.To(true),
+			BinaryData: map[string][]byte{resultsKey + compressedSuffix: chunks[i]},
+		}
+		switch err := c.Create(ctx, part); {
+		case err == nil:
+			made = append(made, name)
+		case !apierrors.IsAlreadyExists(err):
+			return made, fmt.Errorf("creating results part %s/%s: %w", run.Namespace, name, err)
+		}
+	}
+	return made, nil
+}
+
+// deleteResultsParts deletes the parts names of a record that is not, or
+// no longer, stored. A part left (the call failed, the hub stopped) is only
+// garbage: no record names it, and the run's cleanup deletes it with the
+// rest of the run's ConfigMaps.
+func deleteResultsParts(ctx context.Context, c client.Client, namespace string, names []string) {
+	for _, name := range names {
+		part := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}
+		_ = c.Delete(ctx, part)
+	}
 }
 
 // merge is a with every result of b that a lacks or has not finished.

@@ -91,6 +91,22 @@ func TestRecord(t *testing.T) {
 			want:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix(), Started: true}}},
 			wantChanged: true,
 		},
+		"a node recorded starting whose Job is seen with nothing new: no write": {
+			prev: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}},
+			jobs: []batchv1.Job{makeJob("a").Obj()},
+			want: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}},
+		},
+		"a node recorded starting whose Job started is recorded running": {
+			prev:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}},
+			jobs:        []batchv1.Job{makeJob("a").Started(t0).Obj()},
+			want:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}},
+			wantChanged: true,
+		},
+		"a node recorded starting whose Job is not there is recorded failed JobDeleted": {
+			prev:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}},
+			want:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonJobDeleted, Message: jobLostMessage}}},
+			wantChanged: true,
+		},
 		"a final result never changes": {
 			prev:    Results{Nodes: map[string]NodeResult{"a": ok}},
 			jobs:    []batchv1.Job{makeJob("a").Started(t0).Failed("X", "late", t2).Obj()},

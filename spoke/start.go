@@ -20,6 +20,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -56,15 +62,31 @@ const createParallelism = 32
 // Pending in st, and returns the Jobs it created, in plan order, and the
 // nodes it skipped. Each node is checked again first, as the API server has
 // it now: one cordoned, tainted, NotReady or deleted since the plan was made
-// is skipped with the reason, never started. A Job that already exists and
-// carries the run's UID label was created before, by this or another
-// writer, and counts as started but not as created; one that does not is a
-// *ConflictError (find it with errors.As: several are joined), and the
-// other nodes are still started. live must read from the API server. On any
-// other error StartGroup stops creating and returns it.
-func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Run, st State, group int) ([]batchv1.Job, []plan.SkippedNode, error) {
+// is skipped with the reason, never started.
+//
+// It writes ahead: the nodes are recorded as starting, with the skipped ones
+// and all else st adds to the run's results record, in one write, before any
+// of their Jobs is created. When that write fails no Job is created, and a
+// node the stored record named already (a cache behind) is not created: a
+// recorded node never runs twice, whatever became of its Job. st's record is
+// the one written afterwards. A node whose create surely did not happen (the
+// API server refused it, or it was never sent) is taken off the record
+// again, so that it stays Pending; one whose create ended without saying (a
+// timeout) stays recorded, and fails if its Job never shows.
+//
+// A Job that already exists and carries the run's UID label was created
+// before, by this or another writer, and counts as started but not as
+// created; one that does not is a *ConflictError (find it with errors.As:
+// several are joined), and the other nodes are still started. live must
+// read from the API server. On any other error StartGroup stops creating
+// and returns it. opts may hold WithRecords.
+func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, group int, opts ...ObserveOption) ([]batchv1.Job, []plan.SkippedNode, error) {
 	if group < 0 || group >= len(st.Groups) {
 		return nil, nil, fmt.Errorf("group %d is not in the plan of cluster %s, which has %d groups", group, run.Cluster, len(st.Groups))
+	}
+	var o observeOptions
+	for _, opt := range opts {
+		opt(&o)
 	}
 	var pending []string
 	for _, n := range st.Nodes {
@@ -80,27 +102,111 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 		return nil, nil, err
 	}
 	ready, skipped := recheck(pending, nodes, &run.ClusterJob.Spec)
-	var jobs []*batchv1.Job
+	var starting []string
 	for _, n := range st.Nodes {
 		if n.Group == group && ready[n.Node] {
+			starting = append(starting, n.Node)
+		}
+	}
+	fresh, err := writeAhead(ctx, c, live, run, st, starting, skipped, o.records)
+	if err != nil {
+		return nil, nil, err
+	}
+	var jobs []*batchv1.Job
+	for _, n := range st.Nodes {
+		if n.Group == group && fresh[n.Node] {
 			jobs = append(jobs, BuildJob(run, n.Node, group, n.GroupName))
 		}
 	}
-	made, errs := createAll(ctx, c, live, run, jobs)
+	results := createAll(ctx, c, live, run, jobs)
 	var created []batchv1.Job
 	var conflicts, failures []error
+	var refused []string
 	for i, job := range jobs {
 		var conflict *ConflictError
-		switch err := errs[i]; {
-		case errors.As(err, &conflict):
-			conflicts = append(conflicts, err)
-		case err != nil:
-			failures = append(failures, err)
-		case made[i]:
+		switch r := results[i]; {
+		case errors.As(r.err, &conflict):
+			conflicts = append(conflicts, r.err)
+		case r.err != nil:
+			failures = append(failures, r.err)
+		case r.made:
 			created = append(created, *job)
 		}
+		if results[i].refused {
+			refused = append(refused, job.Annotations[fleetv1.NodeAnnotation])
+		}
 	}
-	return created, skipped, errors.Join(append(conflicts, rootCause(failures))...)
+	var unrecordErr error
+	if len(refused) > 0 {
+		unrecordErr = unstart(ctx, c, live, run, st, refused, st.Recorded.Nodes[refused[0]].Attempt, o.records)
+	}
+	return created, skipped, errors.Join(append(conflicts, rootCause(failures), unrecordErr)...)
+}
+
+// writeAhead records nodes as starting, with skipped and whatever else st
+// adds to the record, in one write, and returns those of nodes that no
+// stored record named before: only they may be created. st's record becomes
+// the one written. A write that fails may still have been stored (a
+// timeout): the nodes are taken off again, as no Job of theirs is created.
+func writeAhead(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, nodes []string, skipped []plan.SkippedNode, records *Records) (map[string]bool, error) {
+	next, changed := Record(st.Recorded, *st, nil, skipped)
+	attempt := newAttempt()
+	for _, n := range nodes {
+		if _, ok := next.Nodes[n]; !ok {
+			next.Nodes[n], changed = NodeResult{Phase: NodeStarting, Attempt: attempt}, true
+		}
+	}
+	if !changed {
+		return nil, nil
+	}
+	w, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, st.RecordObject, records)
+	if err != nil {
+		err = fmt.Errorf("recording the group's nodes as starting, before creating their Jobs: %w", err)
+		if !refusedByServer(err) {
+			err = errors.Join(err, unstart(ctx, c, live, run, &State{}, nodes, attempt, records))
+		}
+		return nil, err
+	}
+	st.Recorded, st.RecordObject = w.res, w.cm
+	fresh := make(map[string]bool, len(nodes))
+	for _, n := range nodes {
+		if _, ok := w.prior.Nodes[n]; !ok {
+			fresh[n] = true
+		}
+	}
+	return fresh, nil
+}
+
+// unstart takes nodes, whose Jobs surely were not created, off the record
+// again, so that they stay Pending: a create refused (a quota, a webhook, a
+// rate limit) is tried again, not taken for a Job lost. Only an entry that
+// write attempt recorded Starting is taken off. st's record is the one
+// stored; without its ConfigMap it is read live. It is one write over the
+// record read: lost to another writer, the nodes stay recorded and fail
+// rather than risk running twice.
+func unstart(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, nodes []string, attempt string, records *Records) error {
+	rec, cm := st.Recorded, st.RecordObject
+	if cm == nil {
+		var err error
+		if rec, cm, err = ReadResults(ctx, live, run); err != nil || cm == nil {
+			return err
+		}
+	}
+	next := Results{Nodes: maps.Clone(rec.Nodes)}
+	for _, n := range nodes {
+		if r := next.Nodes[n]; r.Phase == NodeStarting && r.Attempt == attempt {
+			delete(next.Nodes, n)
+		}
+	}
+	if len(next.Nodes) == len(rec.Nodes) {
+		return nil
+	}
+	written, err := writeResults(ctx, c, run, next, cm, records)
+	if err != nil {
+		return fmt.Errorf("taking the nodes whose Jobs were not created off the record: %w", err)
+	}
+	st.Recorded, st.RecordObject = next, written
+	return nil
 }
 
 // recheck splits pending into the nodes that can run the Job now and those
@@ -140,49 +246,100 @@ func rootCause(failures []error) error {
 	return nil
 }
 
+// newAttempt names one write ahead: unique enough that two writes of one
+// run never share it.
+func newAttempt() string {
+	return strconv.FormatUint(rand.Uint64()>>24, 36)
+}
+
+// createResult is how one create ended: made tells that the Job was
+// created now, refused that it surely was not (nor will be by this call).
+// A create that was not sent is not tried, and refused.
+type createResult struct {
+	tried, made, refused bool
+	err                  error
+}
+
 // createAll creates jobs, createParallelism at a time, and stops starting
 // new creations after the first error that is not a conflict: a creation
-// not started returns the error that stopped them.
-func createAll(ctx context.Context, c client.Client, live client.Reader, run Run, jobs []*batchv1.Job) ([]bool, []error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	made, errs := make([]bool, len(jobs)), make([]error, len(jobs))
-	// Not ctx: pieces after the cancel still run, to say they did not start.
+// not started returns the error that stopped them. Creations under way are
+// not cancelled: each ends with the API server's answer, so that as few
+// creates as can be are left without saying whether they happened.
+func createAll(ctx context.Context, c client.Client, live client.Reader, run Run, jobs []*batchv1.Job) []createResult {
+	var stopped atomic.Bool
+	results := make([]createResult, len(jobs))
+	// Not ctx: every piece runs, to say whether it was sent.
 	workqueue.ParallelizeUntil(context.Background(), createParallelism, len(jobs), func(i int) {
-		if ctx.Err() != nil {
-			errs[i] = context.Cause(ctx)
+		if stopped.Load() || ctx.Err() != nil {
 			return
 		}
-		made[i], errs[i] = createJob(ctx, c, live, run, jobs[i])
+		results[i] = createJob(ctx, c, live, run, jobs[i])
 		var conflict *ConflictError
-		if errs[i] != nil && !errors.As(errs[i], &conflict) {
-			cancel(errs[i])
+		if err := results[i].err; err != nil && !errors.As(err, &conflict) {
+			stopped.Store(true)
 		}
 	})
-	return made, errs
+	cause := ctx.Err()
+	for _, r := range results {
+		var conflict *ConflictError
+		if r.err != nil && !errors.As(r.err, &conflict) {
+			cause = r.err
+			break
+		}
+	}
+	for i := range results {
+		if !results[i].tried {
+			results[i] = createResult{refused: true, err: cause}
+		}
+	}
+	return results
 }
 
 // createJob creates job. made is false when it already existed as the run's
 // own: st may come from a cache that has not seen it yet.
-func createJob(ctx context.Context, c client.Client, live client.Reader, run Run, job *batchv1.Job) (bool, error) {
+func createJob(ctx context.Context, c client.Client, live client.Reader, run Run, job *batchv1.Job) createResult {
 	err := c.Create(ctx, job)
 	if err == nil {
-		return true, nil
+		return createResult{tried: true, made: true}
 	}
 	if apierrors.IsInvalid(err) {
 		// The template is valid on the hub but not for this member (an
 		// older API server, a field it does not know): retrying cannot help.
-		return false, &PermanentError{Reason: fleetv1.ReasonInvalidJob, Err: fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, err)}
+		return createResult{tried: true, refused: true, err: &PermanentError{Reason: fleetv1.ReasonInvalidJob, Err: fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, err)}}
 	}
 	if !apierrors.IsAlreadyExists(err) {
-		return false, fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, namespaceError(err, job.Namespace))
+		return createResult{tried: true, refused: refusedByServer(err), err: fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, namespaceError(err, job.Namespace))}
 	}
 	var existing batchv1.Job
 	if err := live.Get(ctx, client.ObjectKeyFromObject(job), &existing); err != nil {
-		return false, fmt.Errorf("reading the existing Job %s/%s: %w", job.Namespace, job.Name, err)
+		return createResult{tried: true, err: fmt.Errorf("reading the existing Job %s/%s: %w", job.Namespace, job.Name, err)}
 	}
 	if !ownedBy(&existing, run.ClusterJob.UID) {
-		return false, &ConflictError{Job: job.Name, Namespace: job.Namespace}
+		return createResult{tried: true, refused: true, err: &ConflictError{Job: job.Name, Namespace: job.Namespace}}
 	}
-	return false, nil
+	return createResult{tried: true}
 }
+
+// refusedByServer tells whether err is the API server's refusal of a
+// write, which it then surely did not make: a 4xx status other than a
+// timeout; or a request client-go's rate limiter never let out. Any other
+// failure (a timeout, a lost connection, a 5xx) may come after the write
+// was made.
+func refusedByServer(err error) bool {
+	if err != nil && strings.Contains(err.Error(), throttledPrefix) {
+		return true
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	code := status.Status().Code
+	return code >= 400 && code < 500 && code != http.StatusRequestTimeout
+}
+
+// throttledPrefix starts the error of a request that client-go's rate
+// limiter held until its context ended (k8s.io/client-go/rest, Request
+// tryThrottle): it was never sent. client-go gives it no type to match, and
+// taking it for a create that may have happened would fail, on a busy
+// member, every node whose create waited at the reconcile's deadline.
+const throttledPrefix = "client rate limiter Wait returned an error"

@@ -29,6 +29,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -112,7 +113,7 @@ func TestStartGroup(t *testing.T) {
 			live := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), tc.objs...)...).Build()
 			c := interceptor.NewClient(live, tc.funcs)
 			st := Derive(&fourNodes, tc.stateJobs, present("a", "b", "c"), Results{})
-			created, _, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Batch(2).Obj()), st, tc.group)
+			created, _, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Batch(2).Obj()), &st, tc.group)
 			if diff := cmp.Diff(tc.wantErr, errorString(err)); diff != "" {
 				t.Errorf("StartGroup() error mismatch (-want +got):\n%s", diff)
 			}
@@ -133,7 +134,7 @@ func TestStartGroup(t *testing.T) {
 func TestStartGroupConflictError(t *testing.T) {
 	live := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), makeJob("a").Owner(otherUID).Ptr())...).Build()
 	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
-	_, _, err := StartGroup(context.Background(), live, live, testRun(makeClusterJob("disk-clean").Obj()), st, 0)
+	_, _, err := StartGroup(context.Background(), live, live, testRun(makeClusterJob("disk-clean").Obj()), &st, 0)
 	var conflict *ConflictError
 	if !errors.As(err, &conflict) {
 		t.Fatalf("StartGroup() error = %v, want a *ConflictError", err)
@@ -150,11 +151,11 @@ func TestStartGroupIdempotent(t *testing.T) {
 	c := fake.NewClientBuilder().WithObjects(nodeObjects("a", "b", "c", "d")...).Build()
 	run := testRun(makeClusterJob("disk-clean").Obj())
 	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
-	first, _, err := StartGroup(context.Background(), c, c, run, st, 0)
+	first, _, err := StartGroup(context.Background(), c, c, run, &st, 0)
 	if err != nil {
 		t.Fatalf("first StartGroup() error = %v", err)
 	}
-	second, _, err := StartGroup(context.Background(), c, c, run, st, 0)
+	second, _, err := StartGroup(context.Background(), c, c, run, &st, 0)
 	if err != nil {
 		t.Fatalf("second StartGroup() error = %v", err)
 	}
@@ -171,7 +172,7 @@ func TestStartGroupIdempotent(t *testing.T) {
 func TestStartGroupWrapsAPIErrors(t *testing.T) {
 	c := fake.NewClientBuilder().WithObjects(nodeObjects("a", "b", "c", "d")...).WithInterceptorFuncs(forbidNode("a")).Build()
 	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
-	_, _, err := StartGroup(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), st, 0)
+	_, _, err := StartGroup(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), &st, 0)
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("StartGroup() error = %v, want a Forbidden API error", err)
 	}
@@ -212,7 +213,7 @@ func TestStartGroupBoundsParallelCreates(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		},
 	})
-	created, _, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Obj()), Derive(&p, nil, present, Results{}), 0)
+	created, _, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Obj()), ptr.To(Derive(&p, nil, present, Results{})), 0)
 	if err != nil {
 		t.Fatalf("StartGroup() error = %v", err)
 	}
@@ -255,7 +256,7 @@ func TestStartGroupRechecksNodes(t *testing.T) {
 	c := fake.NewClientBuilder().WithObjects(objs...).Build()
 	all := allOf("a", "b", "c", "d")
 	st := Derive(&all, nil, present("a", "b", "c", "d"), Results{})
-	created, skipped, err := StartGroup(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), st, 0)
+	created, skipped, err := StartGroup(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), &st, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

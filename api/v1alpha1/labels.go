@@ -62,6 +62,12 @@ const (
 	// the SHA-256 of the whole document, checked when it is read.
 	PlanPartsAnnotation  = "fleetjob.io/plan-parts"
 	PlanDigestAnnotation = "fleetjob.io/plan-digest"
+	// RecordPartsAnnotation and RecordDigestAnnotation are the same for a
+	// results record too large for one ConfigMap. Its parts are never
+	// changed: each write of the record makes new ones, named after the
+	// digest, and deletes those it replaced.
+	RecordPartsAnnotation  = "fleetjob.io/record-parts"
+	RecordDigestAnnotation = "fleetjob.io/record-digest"
 	// NodeAnnotation holds the full target node name.
 	NodeAnnotation = "fleetjob.io/node"
 	// GroupAnnotation holds the name of the node's group.

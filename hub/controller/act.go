@@ -40,11 +40,14 @@ type note struct {
 
 // act deletes the Jobs whose pods never started, freezes the plan or starts
 // the group decided, records what it learnt, and keeps a failure on the
-// cluster's view so that its row shows it.
+// cluster's view so that its row shows it. A group start writes the record
+// ahead of its Jobs, with all this reconcile learnt: the exit codes of
+// failed nodes are read first, as a result once recorded never changes.
 func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, d member.Decision) []note {
 	var notes []note
 	add := func(n note) { notes = append(notes, n) }
 	err := r.deleteTimedOut(ctx, cj, c, add)
+	r.readExitCodes(ctx, cj, c)
 	var created []string
 	var skipped []plan.SkippedNode
 	if d.Start != member.NoGroup && err == nil {
@@ -114,11 +117,6 @@ func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *memb
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	// Exit codes are the record's detail, not its point: a pod that cannot
-	// be read never holds the record back.
-	if err := spoke.ReadExitCodes(ctx, cl.GetAPIReader(), run, &c.State); err != nil {
-		log.FromContext(ctx).V(1).Info("Reading the exit codes of failed nodes", "cluster", c.Name, "error", err.Error())
-	}
 	if err := spoke.RecordResults(ctx, cl.GetClient(), cl.GetAPIReader(), run, c.State, created, skipped, spoke.WithRecords(&r.records)); err != nil {
 		return fmt.Errorf("recording results: %w", err)
 	}
@@ -176,7 +174,7 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	writer := &firstCreate{Client: cl.GetClient(), clock: r.Clock}
 	uid, cluster, group := naming.LabelValue(string(cj.UID)), naming.LabelValue(c.Name), c.State.Groups[g]
 	r.pace.groupStarting(uid, cluster, g, group.Pending+group.Running)
-	created, skipped, err := spoke.StartGroup(ctx, writer, cl.GetAPIReader(), run, c.State, g)
+	created, skipped, err := spoke.StartGroup(ctx, writer, cl.GetAPIReader(), run, &c.State, g, spoke.WithRecords(&r.records))
 	r.pace.notCreated(uid, cluster, g, group.Pending-len(created))
 	jobsCreated.Add(float64(len(created)))
 	// A soak is the user's wait, not the hub's: the hand-off counts from
@@ -201,6 +199,26 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 		nodes[i] = created[i].Annotations[fleetv1.NodeAnnotation]
 	}
 	return nodes, skipped, err
+}
+
+// readExitCodes reads the exit codes of the cluster's failed nodes into its
+// state, before any write of the record. Exit codes are the record's
+// detail, not its point: a pod that cannot be read never holds the record
+// back.
+func (r *Reconciler) readExitCodes(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster) {
+	if !c.State.Planned || c.Error != nil || !c.Reachable {
+		return
+	}
+	m, _ := r.Members.Member(c.Name)
+	cl, run, ok := r.member(ctx, cj, m)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
+	defer cancel()
+	if err := spoke.ReadExitCodes(ctx, cl.GetAPIReader(), run, &c.State); err != nil {
+		log.FromContext(ctx).V(1).Info("Reading the exit codes of failed nodes", "cluster", c.Name, "error", err.Error())
+	}
 }
 
 // nodeStartTimeout is the run's spec.nodeStartTimeout, defaulted as the

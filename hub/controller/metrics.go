@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -74,7 +75,8 @@ func onExceeded(cj *fleetv1.ClusterJob) string {
 }
 
 // firstCreate is a member client that notes when its first create
-// succeeded: the end of a group hand-off.
+// of a Job succeeded: the end of a group hand-off (the record written
+// ahead of the Jobs is part of it).
 type firstCreate struct {
 	client.Client
 	clock clock.PassiveClock
@@ -85,7 +87,7 @@ type firstCreate struct {
 // Create implements client.Writer.
 func (c *firstCreate) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
 	err := c.Client.Create(ctx, obj, opts...)
-	if err == nil {
+	if _, job := obj.(*batchv1.Job); err == nil && job {
 		c.once.Do(func() { c.at = c.clock.Now() })
 	}
 	return err

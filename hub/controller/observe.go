@@ -76,7 +76,8 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 
 // maxHealthReads bounds the Nodes read per reconcile for
 // spec.gates.nodeHealth: a large group whose Jobs all succeeded at once is
-// read over a few reconciles rather than in one burst.
+// read over a few reconciles, in turns of this many (State.HealthReads),
+// rather than in one burst.
 const maxHealthReads = 100
 
 // gateHealth reads the health of the nodes whose Job succeeded and holds

@@ -96,6 +96,13 @@ func ResultsName(uid types.UID) string {
 	return "fleetjob-results-" + sanitize(string(uid))
 }
 
+// ResultsPartName is the name of the i-th ConfigMap (from 1) of a results
+// record too large for one, written as version (a prefix of its digest):
+// each write of a split record makes parts under new names.
+func ResultsPartName(uid types.UID, version string, i int) string {
+	return ResultsName(uid) + "-" + sanitize(version) + "-" + strconv.Itoa(i)
+}
+
 // LabelValue returns v when it is a valid label value, and otherwise a
 // stable hash of it that is, so that any string can be selected on. The full
 // value belongs in an annotation.

@@ -196,3 +196,10 @@ func FuzzMemberRunName(f *testing.F) {
 		}
 	})
 }
+
+func TestResultsPartName(t *testing.T) {
+	got := ResultsPartName(uid, "0123456789abcdef", 15)
+	if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 || got == ResultsPartName(uid, "0123456789abcdee", 15) {
+		t.Errorf("ResultsPartName() = %q: %v, want a valid name that differs per version", got, errs)
+	}
+}

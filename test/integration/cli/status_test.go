@@ -126,7 +126,7 @@ var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		st, err := spoke.Observe(ctx, memberC, nil, work)
 		Expect(err).NotTo(HaveOccurred())
-		jobs, _, err := spoke.StartGroup(ctx, memberC, memberC, work, st, 0)
+		jobs, _, err := spoke.StartGroup(ctx, memberC, memberC, work, &st, 0)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(jobs).To(HaveLen(2))
 		finish(&jobs[0], false)

@@ -190,7 +190,9 @@ var _ = Describe("Faults in members", func() {
 		stopHub = startHub(hubOptions{})
 		cj := makeClusterJob("running-deleted").Obj()
 		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		// The record names the nodes before their Jobs exist: wait for both.
 		Eventually(func(g Gomega) { g.Expect(recorded(g, a, cj).Nodes).To(HaveLen(4)) }).Should(Succeed())
+		Eventually(func() int { return len(jobNodes(a, cj)) }).Should(Equal(4))
 		for _, j := range memberJobs(a) {
 			if j.Annotations[fleetv1.NodeAnnotation] == "a-node-3" {
 				Expect(a.client.Delete(ctx, &j, client.PropagationPolicy(metav1.DeletePropagationBackground))).To(Succeed())

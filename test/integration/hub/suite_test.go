@@ -38,6 +38,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -192,6 +193,9 @@ type hubOptions struct {
 	// tenancyOff is --tenancy=off; the suite's hub runs with it on, and
 	// namespace default has the set default bound.
 	tenancyOff bool
+	// wrapMember, when set, wraps each member the reconcilers get, to
+	// inject faults in their calls.
+	wrapMember func(cluster.Cluster) cluster.Cluster
 }
 
 // testHubID is the identity of the suite's hub.
@@ -238,6 +242,9 @@ func startHub(o hubOptions) func() {
 	members := mgr
 	if o.calls != nil {
 		members = &countingManager{Manager: mgr, calls: o.calls}
+	}
+	if o.wrapMember != nil {
+		members = &wrappingManager{Manager: members, wrap: o.wrapMember}
 	}
 	r := &controller.Reconciler{
 		Manager: members, Hub: local.GetClient(), HubReader: local.GetAPIReader(), Members: provider,
