@@ -18,6 +18,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -33,33 +34,61 @@ import (
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
-// startRetry starts a retry: its clusters are its parent's, each MemberRun
-// naming the parent's run there. refused says why the parent cannot be
-// retried; nothing is created then.
-func (r *Reconciler) startRetry(ctx context.Context, cj *fleetv1.ClusterJob) (runs []fleetv1.MemberRun, refused string, err error) {
-	parent, err := r.parentOf(ctx, cj)
-	if err != nil {
-		return nil, "", err
+// retryTargets are the clusters of a retry: its parent's, or refused says
+// why the parent cannot be retried.
+func (r *Reconciler) retryTargets(ctx context.Context, cj *fleetv1.ClusterJob) (targets []fleet.RetryTarget, parent *fleetv1.ClusterJob, refused string, err error) {
+	if parent, err = r.parentOf(ctx, cj); err != nil {
+		return nil, nil, "", err
 	}
 	var parentRuns []fleetv1.MemberRun
 	if parent != nil && parent.Status.Phase.IsFinished() {
 		if parentRuns, err = r.memberRuns(ctx, parent); err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
 	}
-	targets, refused := fleet.RetryTargets(&cj.Spec, cj.Namespace, parent, fleetRuns(parentRuns))
-	if refused != "" {
-		return nil, refused, nil
+	targets, refused = fleet.RetryTargets(&cj.Spec, cj.Namespace, parent, fleetRuns(parent, parentRuns))
+	return targets, parent, refused, nil
+}
+
+// selectRetry selects a retry's clusters: its parent's, each MemberRun
+// naming the parent's run there. refused says why the parent cannot be
+// retried; nothing is selected then.
+func (r *Reconciler) selectRetry(ctx context.Context, cj *fleetv1.ClusterJob) (names []string, refused string, err error) {
+	targets, _, refused, err := r.retryTargets(ctx, cj)
+	if err != nil || refused != "" {
+		return nil, refused, err
 	}
 	if refused, err := r.unboundTarget(ctx, cj.Namespace, targets); err != nil || refused != "" {
 		return nil, refused, err
 	}
-	runs = make([]fleetv1.MemberRun, len(targets))
-	for i, t := range targets {
-		runs[i] = r.newMemberRun(cj, t.Cluster)
-		runs[i].Spec.RetryOf = &fleetv1.MemberRetry{ClusterJob: parent.Name, ClusterJobUID: string(parent.UID), Unreachable: t.Unreachable}
+	for _, t := range targets {
+		names = append(names, t.Cluster)
 	}
-	return runs, "", r.createRuns(ctx, cj, runs)
+	slices.Sort(names)
+	return names, "", nil
+}
+
+// setRetryOf sets, on the MemberRuns of a retry about to be created, the
+// parent's run in their cluster.
+func (r *Reconciler) setRetryOf(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) error {
+	if cj.Spec.RetryOf == nil {
+		return nil
+	}
+	targets, parent, refused, err := r.retryTargets(ctx, cj)
+	switch {
+	case err != nil:
+		return err
+	case refused != "":
+		return errors.New(refused)
+	}
+	for i := range runs {
+		j := slices.IndexFunc(targets, func(t fleet.RetryTarget) bool { return t.Cluster == runs[i].Spec.Cluster })
+		if j < 0 {
+			return fmt.Errorf("cluster %s is no longer a cluster of the parent run %s", runs[i].Spec.Cluster, parent.Name)
+		}
+		runs[i].Spec.RetryOf = &fleetv1.MemberRetry{ClusterJob: parent.Name, ClusterJobUID: string(parent.UID), Unreachable: targets[j].Unreachable}
+	}
+	return nil
 }
 
 // unboundTarget names a cluster of a retry that is, now, in a cluster set
