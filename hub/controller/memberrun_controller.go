@@ -19,8 +19,10 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -86,6 +88,11 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	}
 	if exceeded {
 		budgetsExceeded.WithLabelValues(fleet.ScopeCluster, onExceeded(cj)).Inc()
+	}
+	if left := in.Cluster.StartTimedOut; len(left) > 0 && row.Phase.IsFinished() {
+		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ReasonJobsLeftBehind, fmt.Sprintf(
+			"cluster %s ended with %d Jobs of nodes the hub failed still there, past the deletion deadline: %s; delete them by hand so that no late pod runs the node",
+			mr.Spec.Cluster, len(left), strings.Join(left[:min(len(left), 5)], ", "))})
 	}
 	r.emitNotes(cj, notes)
 	return ctrl.Result{RequeueAfter: requeue}, nil
