@@ -94,7 +94,10 @@ func (r *Reconciler) setRetryOf(ctx context.Context, cj *fleetv1.ClusterJob, run
 // unboundTarget names a cluster of a retry that is, now, in a cluster set
 // not bound to the retry's namespace (tenancy on): a binding removed since
 // the parent ran must not be outlived by retrying it. "" when there is
-// none.
+// none. The set is read from the cluster's registration Secret, not the
+// registry, which may not know the cluster yet (the hub just started, a
+// cluster re-registered into another set): a cluster whose registration
+// is gone is refused, and one that cannot be read is an error, retried.
 func (r *Reconciler) unboundTarget(ctx context.Context, namespace string, targets []fleet.RetryTarget) (string, error) {
 	if !r.Options.Tenancy {
 		return "", nil
@@ -104,8 +107,16 @@ func (r *Reconciler) unboundTarget(ctx context.Context, namespace string, target
 		return "", err
 	}
 	for _, t := range targets {
-		m, ok := r.Members.Member(t.Cluster)
-		if set := fleetv1.SetOf(m.Labels); ok && !slices.Contains(sets, set) {
+		secret := &corev1.Secret{}
+		err := r.Hub.Get(ctx, client.ObjectKey{Namespace: r.Options.RegistrationNamespace, Name: t.Cluster}, secret)
+		switch {
+		case apierrors.IsNotFound(err) || err == nil && (!secret.DeletionTimestamp.IsZero() || secret.Labels[fleetv1.RegistrationLabel] != "true"):
+			return fmt.Sprintf("spec.retryOf.name: cluster %s of the parent run is not registered now (no registration Secret %s/%s): "+
+				"a retry runs only in registered clusters of the cluster sets bound to namespace %s; name the others in spec.retry.clusters", t.Cluster, r.Options.RegistrationNamespace, t.Cluster, namespace), nil
+		case err != nil:
+			return "", fmt.Errorf("reading the registration of cluster %s: %w", t.Cluster, err)
+		}
+		if set := fleetv1.SetOf(secret.Labels); !slices.Contains(sets, set) {
 			return fmt.Sprintf("spec.retryOf.name: cluster %s of the parent run is in cluster set %s, which is not bound to namespace %s", t.Cluster, set, namespace), nil
 		}
 	}
