@@ -92,12 +92,19 @@ func fromFleet(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun) string {
 	switch {
 	case mr.Spec.ClusterJobUID != string(cj.UID):
 		return fleetv1.ReasonClusterJobNotFound
+	case len(cj.Status.SelectedClusters) > 0 && !isSelected(cj, mr.Spec.Cluster):
+		return fleetv1.ReasonNotSelected
 	case mr.Name != naming.MemberRunName(cj.Name, mr.Spec.Cluster):
 		return fleetv1.ReasonDuplicateMemberRun
-	case len(cj.Status.SelectedClusters) > 0 && !slices.Contains(cj.Status.SelectedClusters, mr.Spec.Cluster):
-		return fleetv1.ReasonNotSelected
 	}
 	return ""
+}
+
+// isSelected tells whether the run selected cluster. The hub writes the
+// selection sorted: a 2,000-cluster run checks each MemberRun in 11 steps.
+func isSelected(cj *fleetv1.ClusterJob, cluster string) bool {
+	_, found := slices.BinarySearch(cj.Status.SelectedClusters, cluster)
+	return found
 }
 
 // fleetRuns is what hub/fleet sees of each MemberRun. A MemberRun that has
@@ -302,7 +309,11 @@ func (r *Reconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun,
 			return
 		}
 		mr := runs[i].DeepCopy()
-		patch := client.MergeFromWithOptions(mr.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		// No optimistic lock: the member reconciler's status writes would
+		// make every admission of a MemberRun just created lose a race.
+		// Only this reconciler writes the spec, and the CRD's rules keep
+		// each field moving one way (admitted, halt, acceptedFailures).
+		patch := client.MergeFrom(mr.DeepCopy())
 		if admit {
 			mr.Spec.Admitted = true
 		}

@@ -144,8 +144,9 @@ var _ = Describe("MemberRuns", func() {
 
 	It("does not end a cluster while the Job of a node it failed is still there; the delete is retried until allowed", func() {
 		a := members["member-a"]
-		user, allow := noJobDeletes(a, "no-job-deletes")
-		register(a, user, nil)
+		register(a, admin, nil)
+		allow := refuseJobDeletes(a, "a-node-2")
+		DeferCleanup(allow)
 		a.runner.stallOn("a-node-2")
 		stopHub = startHub(hubOptions{})
 		cj := makeClusterJob("undeletable").Obj()
@@ -154,7 +155,7 @@ var _ = Describe("MemberRuns", func() {
 		Eventually(func(g Gomega) {
 			row := rowOf(g, cj, 0)
 			g.Expect(row.Nodes.Failed).To(Equal(int32(1)))
-			g.Expect(row.Message).To(ContainSubstring("forbidden"))
+			g.Expect(row.Message).To(ContainSubstring("refuse-job-deletes"))
 		}).WithTimeout(30 * time.Second).Should(Succeed())
 		Consistently(phaseOf(cj)).WithTimeout(3*time.Second).Should(Equal(fleetv1.PhaseRunning),
 			"a cluster whose failed node's Job cannot be deleted must not end: nothing would delete it then")
@@ -166,6 +167,44 @@ var _ = Describe("MemberRuns", func() {
 		row := rowOf(Default, cj, 0)
 		Expect(row.FailedNodes).To(HaveLen(1))
 		Expect(row.FailedNodes[0].Reason).To(Equal(fleetv1.NodeReasonPodCreateFailed))
+	})
+
+	It("follows a run an older hub started, from its status.clusters rows, to its end", func() {
+		a := members["member-a"]
+		cj := makeClusterJob("from-an-older-hub").Batch(2).Obj()
+		startHeldRun(&stopHub, a, cj, hubOptions{})
+		Eventually(func(g Gomega) { g.Expect(rowOf(g, cj, 0).StartTime).NotTo(BeNil()) }).Should(Succeed())
+		stopHub()
+		// What a hub from before MemberRuns left: the rows in the
+		// ClusterJob's status.clusters, no MemberRun, no recorded selection.
+		live := get(cj)(Default)
+		rows := live.Status.Clusters
+		for _, mr := range memberRuns(Default, live) {
+			patch := client.MergeFrom(mr.DeepCopy())
+			mr.Finalizers = nil
+			Expect(hubC.Patch(ctx, &mr, patch)).To(Succeed())
+			Expect(hubC.Delete(ctx, &mr)).To(Succeed())
+		}
+		Eventually(func() []fleetv1.MemberRun { return memberRuns(Default, live) }).Should(BeEmpty())
+		old := &fleetv1.ClusterJob{}
+		Expect(hubC.Get(ctx, client.ObjectKeyFromObject(cj), old)).To(Succeed())
+		patch := client.MergeFrom(old.DeepCopy())
+		old.Status.Clusters, old.Status.SelectedClusters, old.Status.NotableClusters = rows, nil, nil
+		meta.RemoveStatusCondition(&old.Status.Conditions, fleetv1.ConditionMemberRunsCreated)
+		Expect(hubC.Status().Patch(ctx, old, patch)).To(Succeed())
+
+		stopHub = startHub(hubOptions{emptySelectionGrace: time.Second})
+		a.runner.hold(false)
+		Eventually(func(g Gomega) {
+			got := &fleetv1.ClusterJob{}
+			g.Expect(hubC.Get(ctx, client.ObjectKeyFromObject(cj), got)).To(Succeed())
+			g.Expect(got.Status.Phase).NotTo(Equal(fleetv1.PhaseFailed), "the run must not be wiped: %v", got.Status.Conditions)
+			g.Expect(got.Status.Phase).To(Equal(fleetv1.PhaseCompleted))
+			g.Expect(got.Status.Clusters).To(BeEmpty(), "the rows moved into the MemberRuns")
+		}).WithTimeout(45 * time.Second).Should(Succeed())
+		Expect(rowOf(Default, cj, 0).Phase).To(Equal(fleetv1.ClusterCompleted))
+		Expect(rowOf(Default, cj, 0).StartTime.Time).To(BeTemporally("==", rows[0].StartTime.Time), "its row is the older hub's, carried on")
+		Expect(jobNodes(a, cj)).To(Equal(nodeNames("a", 4)), "one Job per node")
 	})
 
 	Describe("the admission policy", Ordered, func() {
@@ -261,23 +300,46 @@ func refuseMemberRunsOf(cluster string) func() {
 	}
 }
 
-// noJobDeletes returns a user of m with what fleetjob needs but deleting
-// Jobs, and a function that grants it, as an RBAC fix in the member would.
-func noJobDeletes(m *member, name string) (envtest.User, func()) {
-	role := &rbacv1.ClusterRole{
+// refuseJobDeletes makes m's API server refuse to delete the Jobs of node,
+// as a webhook or a policy of the member would, and returns a function
+// that lifts the refusal.
+func refuseJobDeletes(m *member, node string) func() {
+	GinkgoHelper()
+	name := "refuse-job-deletes"
+	policy := &admissionv1.ValidatingAdmissionPolicy{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"*"}},
-			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
-			{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{""}, Resources: []string{"namespaces"}, ResourceNames: []string{"kube-system"}, Verbs: []string{"get"}},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{Operations: []admissionv1.OperationType{admissionv1.Delete},
+					Rule: admissionv1.Rule{APIGroups: []string{"batch"}, APIVersions: []string{"*"}, Resources: []string{"jobs"}}},
+			}}},
+			Validations: []admissionv1.Validation{{
+				Expression: "!has(oldObject.metadata.annotations) || !('" + fleetv1.NodeAnnotation + "' in oldObject.metadata.annotations) || oldObject.metadata.annotations['" + fleetv1.NodeAnnotation + "'] != '" + node + "'",
+				Message:    "Jobs of " + node + " may not be deleted (test refusal)"}},
 		},
 	}
-	bindRole(m, role)
-	return envtest.User{Name: name}, func() {
-		role.Rules[0].Verbs = []string{"*"}
-		Expect(m.client.Update(ctx, role)).To(Succeed())
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
+	}
+	Expect(m.client.Create(ctx, policy)).To(Succeed())
+	Expect(m.client.Create(ctx, binding)).To(Succeed())
+	probe := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "delete-probe", Namespace: "default", Annotations: map[string]string{fleetv1.NodeAnnotation: node}},
+		Spec: memberJob("x", "", "").Spec}
+	Expect(m.client.Create(ctx, probe)).To(Succeed())
+	Eventually(func() error { return m.client.Delete(ctx, probe.DeepCopy(), client.DryRunAll) }).Should(HaveOccurred())
+	lifted := false
+	return func() {
+		if lifted {
+			return
+		}
+		lifted = true
+		Expect(client.IgnoreNotFound(m.client.Delete(ctx, binding))).To(Succeed())
+		Expect(client.IgnoreNotFound(m.client.Delete(ctx, policy))).To(Succeed())
+		Eventually(func() error {
+			return client.IgnoreNotFound(m.client.Delete(ctx, probe.DeepCopy(), client.PropagationPolicy(metav1.DeletePropagationBackground)))
+		}).Should(Succeed())
 	}
 }
 
