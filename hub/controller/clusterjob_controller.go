@@ -82,7 +82,9 @@ type Options struct {
 	// before it counts as failed, and how long it may hold a deletion.
 	UnreachableTimeout time.Duration
 	// MemberErrorTimeout is how long the hub's work in a reachable member
-	// may keep failing, retried with backoff, before the member fails.
+	// may keep failing, retried with backoff, before the member fails; and
+	// how long a run may keep failing to create a selected cluster's
+	// MemberRun before it fails.
 	MemberErrorTimeout time.Duration
 	// EmptySelectionGrace is how long a run that selects no cluster waits
 	// for registrations before it fails NoClusters.
