@@ -24,6 +24,7 @@ import (
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -76,7 +77,7 @@ var _ = Describe("MemberRuns", func() {
 		a, b := members["member-a"], members["member-b"]
 		register(a, admin, nil)
 		register(b, admin, nil)
-		DeferCleanup(refuseMemberRunsOf("member-b"))
+		refuseMemberRunsOf("member-b")
 		stopHub = startHub(hubOptions{errorTimeout: 3 * time.Second})
 		cj := makeClusterJob("never-all").Obj()
 		Expect(hubC.Create(ctx, cj)).To(Succeed())
@@ -119,6 +120,9 @@ var _ = Describe("MemberRuns", func() {
 		Expect(get(cj)(Default).Status.Summary.Clusters.Total).To(Equal(int32(1)))
 		Expect(jobNodes(a, cj)).To(Equal(nodeNames("a", 4)), "one Job per node")
 		Consistently(func() []batchv1.Job { return memberJobs(b) }).WithTimeout(2 * time.Second).Should(BeEmpty())
+		cms := &corev1.ConfigMapList{}
+		Expect(b.client.List(ctx, cms, client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue})).To(Succeed())
+		Expect(cms.Items).To(BeEmpty(), "not even a plan in member-b")
 	})
 
 	It("never cleans up for a MemberRun naming another run's UID", func() {
@@ -289,7 +293,7 @@ func refuseMemberRunsOf(cluster string) func() {
 		Spec: fleetv1.MemberRunSpec{ClusterJob: "probe", ClusterJobUID: "probe", Cluster: cluster}}
 	Eventually(func() error { return hubC.Create(ctx, probe.DeepCopy(), client.DryRunAll) }).Should(HaveOccurred())
 	lifted := false
-	return func() {
+	lift := func() {
 		if lifted {
 			return
 		}
@@ -298,6 +302,8 @@ func refuseMemberRunsOf(cluster string) func() {
 		Expect(client.IgnoreNotFound(hubC.Delete(ctx, policy))).To(Succeed())
 		Eventually(func() error { return hubC.Create(ctx, probe.DeepCopy(), client.DryRunAll) }).Should(Succeed())
 	}
+	DeferCleanup(lift) // should the spec fail first
+	return lift
 }
 
 // refuseJobDeletes makes m's API server refuse to delete the Jobs of node,
