@@ -150,7 +150,6 @@ var _ = Describe("MemberRuns", func() {
 		a := members["member-a"]
 		register(a, admin, nil)
 		allow := refuseJobDeletes(a, "a-node-2")
-		DeferCleanup(allow)
 		a.runner.stallOn("a-node-2")
 		stopHub = startHub(hubOptions{})
 		cj := makeClusterJob("undeletable").Obj()
@@ -171,6 +170,23 @@ var _ = Describe("MemberRuns", func() {
 		row := rowOf(Default, cj, 0)
 		Expect(row.FailedNodes).To(HaveLen(1))
 		Expect(row.FailedNodes[0].Reason).To(Equal(fleetv1.NodeReasonPodCreateFailed))
+	})
+
+	It("ends a cluster whose failed node's Job cannot be deleted at the deletion deadline, with a Warning naming the Job", func() {
+		a := members["member-a"]
+		register(a, admin, nil)
+		lift := refuseJobDeletes(a, "a-node-2")
+		a.runner.stallOn("a-node-2")
+		stopHub = startHub(hubOptions{unreachableTimeout: 4 * time.Second})
+		cj := makeClusterJob("left-behind").Obj()
+		cj.Spec.NodeStartTimeout = &metav1.Duration{Duration: 2 * time.Second}
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
+		Eventually(func(g Gomega) {
+			g.Expect(eventNotes(g, cj.Namespace, cj.Name, fleetv1.ReasonJobsLeftBehind)).To(ContainElement(
+				And(ContainSubstring("cluster member-a"), ContainSubstring("left-behind-a-node-2-"))))
+		}).Should(Succeed())
+		lift()
 	})
 
 	It("follows a run an older hub started, from its status.clusters rows, to its end", func() {
@@ -336,7 +352,7 @@ func refuseJobDeletes(m *member, node string) func() {
 	Expect(m.client.Create(ctx, probe)).To(Succeed())
 	Eventually(func() error { return m.client.Delete(ctx, probe.DeepCopy(), client.DryRunAll) }).Should(HaveOccurred())
 	lifted := false
-	return func() {
+	lift := func() {
 		if lifted {
 			return
 		}
@@ -347,6 +363,8 @@ func refuseJobDeletes(m *member, node string) func() {
 			return client.IgnoreNotFound(m.client.Delete(ctx, probe.DeepCopy(), client.PropagationPolicy(metav1.DeletePropagationBackground)))
 		}).Should(Succeed())
 	}
+	DeferCleanup(lift) // should the spec fail first
+	return lift
 }
 
 // handMadeRun is a MemberRun of cj's run in cluster, named name, made by
