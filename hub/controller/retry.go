@@ -69,9 +69,14 @@ func (r *Reconciler) selectRetry(ctx context.Context, cj *fleetv1.ClusterJob) (n
 }
 
 // setRetryOf sets, on the MemberRuns of a retry about to be created, the
-// parent's run in their cluster.
+// parent's run in their cluster. A cluster an older hub started has its
+// plan already: it needs no parent's.
 func (r *Reconciler) setRetryOf(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) error {
-	if cj.Spec.RetryOf == nil {
+	started := func(mr *fleetv1.MemberRun) bool {
+		old := legacyRow(cj, mr.Spec.Cluster)
+		return old != nil && old.StartTime != nil
+	}
+	if cj.Spec.RetryOf == nil || !slices.ContainsFunc(runs, func(mr fleetv1.MemberRun) bool { return !started(&mr) }) {
 		return nil
 	}
 	targets, parent, refused, err := r.retryTargets(ctx, cj)
@@ -82,6 +87,9 @@ func (r *Reconciler) setRetryOf(ctx context.Context, cj *fleetv1.ClusterJob, run
 		return errors.New(refused)
 	}
 	for i := range runs {
+		if started(&runs[i]) {
+			continue
+		}
 		j := slices.IndexFunc(targets, func(t fleet.RetryTarget) bool { return t.Cluster == runs[i].Spec.Cluster })
 		if j < 0 {
 			return fmt.Errorf("cluster %s is no longer a cluster of the parent run %s", runs[i].Spec.Cluster, parent.Name)
