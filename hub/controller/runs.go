@@ -348,7 +348,9 @@ func (r *Reconciler) finalizeClusterJob(ctx context.Context, cj *fleetv1.Cluster
 		client.MatchingLabels{fleetv1.ClusterJobUIDLabel: naming.LabelValue(string(cj.UID))}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing MemberRuns: %w", err)
 	}
-	runs := slices.DeleteFunc(list.Items, func(mr fleetv1.MemberRun) bool { return mr.Spec.ClusterJobUID != string(cj.UID) })
+	// Only the fleet's own: a MemberRun made by hand is not the hub's to
+	// delete (its condition says so), nor does the run wait for it.
+	runs := slices.DeleteFunc(list.Items, func(mr fleetv1.MemberRun) bool { return fromFleet(cj, &mr) != "" })
 	if len(runs) > 0 {
 		errs := make([]error, len(runs))
 		r.forEach(len(runs), func(i int) {

@@ -106,6 +106,17 @@ var _ = Describe("MemberRuns", func() {
 		duplicate := handMadeRun(live, "copy-a", "member-a")
 		Expect(hubC.Create(ctx, forged)).To(Succeed())
 		Expect(hubC.Create(ctx, duplicate)).To(Succeed())
+		DeferCleanup(func() {
+			// The hub leaves what it did not make; the spec made them.
+			for _, mr := range []*fleetv1.MemberRun{forged, duplicate} {
+				if hubC.Get(ctx, client.ObjectKeyFromObject(mr), mr) == nil {
+					patch := client.MergeFrom(mr.DeepCopy())
+					mr.Finalizers = nil
+					Expect(hubC.Patch(ctx, mr, patch)).To(Succeed())
+					Expect(client.IgnoreNotFound(hubC.Delete(ctx, mr))).To(Succeed())
+				}
+			}
+		})
 		for want, mr := range map[string]*fleetv1.MemberRun{fleetv1.ReasonNotSelected: forged, fleetv1.ReasonDuplicateMemberRun: duplicate} {
 			Eventually(func(g Gomega) {
 				g.Expect(hubC.Get(ctx, client.ObjectKeyFromObject(mr), mr)).To(Succeed())
