@@ -58,6 +58,11 @@ const (
 	// ConditionClustersLeftOut is True when more clusters matched
 	// clusterSelector than a run can report on; its message names them.
 	ConditionClustersLeftOut = "ClustersLeftOut"
+	// ConditionMemberRunsCreated is True once every selected cluster has
+	// its MemberRun, False (reason CreatingMemberRuns, the message naming
+	// the clusters and the error) while some are still being created: no
+	// cluster starts before every one exists.
+	ConditionMemberRunsCreated = "MemberRunsCreated"
 )
 
 // Bounds that keep the status of a large fleet small.
@@ -93,7 +98,8 @@ type ClusterJobStatus struct {
 	// +optional
 	Phase Phase `json:"phase,omitempty"`
 
-	// conditions are Progressing, Complete, Failed and Suspended.
+	// conditions are Progressing, Complete, Failed, Suspended,
+	// FailureBudgetExceeded, ClustersLeftOut and MemberRunsCreated.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
@@ -111,6 +117,16 @@ type ClusterJobStatus struct {
 	// summary counts clusters and nodes across the fleet.
 	// +optional
 	Summary Summary `json:"summary,omitzero"`
+
+	// selectedClusters are the clusters the run selected when it started,
+	// sorted, written before their MemberRuns are created: the run is
+	// exactly these clusters, and the hub runs no MemberRun of another
+	// cluster for it.
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=2000
+	// +kubebuilder:validation:items:MaxLength=253
+	// +optional
+	SelectedClusters []string `json:"selectedClusters,omitempty"`
 
 	// retryOf is the run this one retries, by name and UID, once it
 	// started: a ClusterJob created again under that name is another run.

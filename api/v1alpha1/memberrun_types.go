@@ -134,6 +134,15 @@ type MemberRunStatus struct {
 	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	NodeProgress string `json:"nodeProgress,omitempty"`
+
+	// conditions has Accepted, False on a MemberRun the hub neither runs
+	// nor cleans up for, its reason saying why (ClusterJobNotFound,
+	// NotSelected, DuplicateMemberRun).
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=4
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // Row is the status as the cluster's row in a ClusterJob, with at most

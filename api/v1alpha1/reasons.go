@@ -78,6 +78,37 @@ const (
 	// ReasonClusterChanged: the registration points at another cluster than
 	// the one the run started in.
 	ReasonClusterChanged = "ClusterChanged"
+	// ReasonCreatingMemberRuns: some selected clusters do not have their
+	// MemberRun yet; their creation is retried and no cluster starts.
+	ReasonCreatingMemberRuns = "CreatingMemberRuns"
+	// ReasonMemberRunsNotCreated: a selected cluster's MemberRun could not
+	// be created within the hub's --member-error-timeout; no cluster
+	// started, and the message names the clusters.
+	ReasonMemberRunsNotCreated = "MemberRunsNotCreated"
+	// ReasonJobsLeftBehind: a Warning event: a cluster ended while Jobs of
+	// nodes the hub failed were still there, past the deletion deadline;
+	// the event names them.
+	ReasonJobsLeftBehind = "JobsLeftBehind"
+)
+
+// Condition type and reasons of a MemberRun that the hub does not run.
+const (
+	// ConditionAccepted is False on a MemberRun the hub does not run nor
+	// clean up for: it is not the one the fleet created for a cluster its
+	// ClusterJob selected.
+	ConditionAccepted = "Accepted"
+	// ReasonClusterJobNotFound: no ClusterJob with spec.clusterJob's name
+	// and spec.clusterJobUID exists in the MemberRun's namespace.
+	ReasonClusterJobNotFound = "ClusterJobNotFound"
+	// ReasonNotSelected: the ClusterJob did not select spec.cluster
+	// (its status.selectedClusters does not list it).
+	ReasonNotSelected = "NotSelected"
+	// ReasonDuplicateMemberRun: the ClusterJob's MemberRun for spec.cluster
+	// has another name; this one is a copy.
+	ReasonDuplicateMemberRun = "DuplicateMemberRun"
+	// ReasonAwaitingSelection: the ClusterJob has not recorded its selected
+	// clusters yet (a run started by an older hub); the hub looks again.
+	ReasonAwaitingSelection = "AwaitingSelection"
 )
 
 // Reasons on a cluster row about the hub's work in the member.

@@ -71,7 +71,7 @@ func main() {
 	flag.DurationVar(&members.HealthInterval, "member-health-interval", 10*time.Second, "How often engaged members are probed.")
 	flag.DurationVar(&opts.UnreachableTimeout, "unreachable-timeout", 10*time.Minute, "How long a started member may stay unreachable before it counts as failed (and how long it may hold a deletion).")
 	flag.DurationVar(&opts.MemberTimeout, "member-timeout", 30*time.Second, "Time allowed for the work in one member per reconcile.")
-	flag.DurationVar(&opts.MemberErrorTimeout, "member-error-timeout", 10*time.Minute, "How long the hub's work in a reachable member may keep failing (retried with backoff up to 30s) before the member counts as failed.")
+	flag.DurationVar(&opts.MemberErrorTimeout, "member-error-timeout", 10*time.Minute, "How long the hub's work in a reachable member may keep failing (retried with backoff up to 30s) before the member counts as failed, and how long a run may keep failing to create a selected cluster's MemberRun before it fails MemberRunsNotCreated.")
 	flag.DurationVar(&opts.EmptySelectionGrace, "empty-selection-grace", time.Minute, "How long a ClusterJob that selects no cluster waits for registrations before it fails NoClusters.")
 	flag.IntVar(&opts.Parallelism, "parallelism", 16, "Members observed or acted on at once per reconcile.")
 	flag.StringVar(&opts.HubID, "hub-id", "", "Identity of this hub, a label value set on everything it creates in members; it only ever deletes objects with its own. Default: the UID of the hub's kube-system namespace. Never change it while runs exist.")

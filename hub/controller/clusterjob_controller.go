@@ -27,6 +27,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,6 +48,7 @@ import (
 	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/hub/fleet"
 	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/text"
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
@@ -80,7 +82,9 @@ type Options struct {
 	// before it counts as failed, and how long it may hold a deletion.
 	UnreachableTimeout time.Duration
 	// MemberErrorTimeout is how long the hub's work in a reachable member
-	// may keep failing, retried with backoff, before the member fails.
+	// may keep failing, retried with backoff, before the member fails; and
+	// how long a run may keep failing to create a selected cluster's
+	// MemberRun before it fails.
 	MemberErrorTimeout time.Duration
 	// EmptySelectionGrace is how long a run that selects no cluster waits
 	// for registrations before it fails NoClusters.
@@ -156,32 +160,37 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	var leftOut []string
-	var refused string
-	unbound := false
-	switch {
-	case len(runs) > 0 || selected(cj):
-	case cj.Spec.RetryOf != nil:
-		if runs, refused, err = r.startRetry(ctx, cj); err != nil {
-			return ctrl.Result{}, err
-		}
-	default:
-		if runs, leftOut, unbound, err = r.startRun(ctx, cj); err != nil {
-			return ctrl.Result{}, err
-		}
+	leftOut, refused, unbound, err := r.ensureSelection(ctx, cj, runs)
+	if apierrors.IsConflict(err) {
+		return ctrl.Result{RequeueAfter: conflictRetry}, nil // nothing was created: look again with fresh state
 	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	runs, missing, createErr := r.ensureRuns(ctx, cj, runs)
+	now := r.Clock.Now()
 	in := fleet.Input{
 		Refused: refused, RetryOf: retrySource(cj, runs), Unbound: unbound,
-		Spec: &cj.Spec, Runs: fleetRuns(runs), LeftOut: leftOut, Now: r.Clock.Now(), Created: cj.CreationTimestamp.Time,
+		Spec: &cj.Spec, Runs: fleetRuns(cj, runs), LeftOut: leftOut, Now: now, Created: cj.CreationTimestamp.Time,
 		EmptySelectionGrace: r.Options.EmptySelectionGrace,
 		Accepted:            ptr.Deref(cj.Status.AcceptedFailures, fleetv1.AcceptedFailures{}),
 		BudgetSuspended:     meta.IsStatusConditionTrue(cj.Status.Conditions, fleetv1.ConditionFailureBudgetExceeded),
+		Selected:            cj.Status.SelectedClusters, Missing: missing, MemberErrorTimeout: r.Options.MemberErrorTimeout,
+		CreatingSince: fleet.CreatingSince(cj.Status.Conditions, now),
+	}
+	if createErr != nil {
+		in.CreateError = text.Truncate(createErr.Error(), 512)
+		log.FromContext(ctx).Error(createErr, "Creating MemberRuns", "missing", len(missing))
 	}
 	decision := fleet.Decide(in)
 	if err := r.admitAndHalt(ctx, runs, decision); err != nil {
 		return ctrl.Result{}, err
 	}
 	var notes []note
+	if createErr != nil {
+		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ReasonMemberRunsNotCreated, fmt.Sprintf("could not create the MemberRuns of %s, retrying; no cluster starts before every one exists: %v",
+			strings.Join(missing, ", "), createErr)})
+	}
 	if decision.Suspend != "" {
 		if err := r.suspend(ctx, cj); err != nil {
 			return ctrl.Result{}, err
@@ -222,6 +231,31 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 	return ctrl.Result{RequeueAfter: decision.RequeueAfter}, nil
 }
 
+// ensureSelection records the run's clusters the first time it is
+// reconciled (its parent's for a retry), before any MemberRun is created,
+// and those of a run an older hub started, which did not record them.
+// refused says why a retry cannot start, unbound that the namespace has
+// no binding; leftOut are the clusters selected beyond MaxClusters.
+func (r *Reconciler) ensureSelection(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) (leftOut []string, refused string, unbound bool, err error) {
+	var names []string
+	switch {
+	case len(cj.Status.SelectedClusters) > 0:
+		return nil, "", false, nil
+	case len(runs) > 0 || len(cj.Status.Clusters) > 0:
+		names = inherited(cj, runs)
+	case selected(cj):
+		return nil, "", false, nil // started with no cluster: nothing joins later
+	case cj.Spec.RetryOf != nil:
+		names, refused, err = r.selectRetry(ctx, cj)
+	default:
+		names, leftOut, unbound, err = r.selectRun(ctx, cj)
+	}
+	if err != nil || len(names) == 0 {
+		return leftOut, refused, unbound, err
+	}
+	return leftOut, refused, unbound, r.recordSelection(ctx, cj, names)
+}
+
 // retrySource is the parent of a retry, as its MemberRuns name it.
 func retrySource(cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) *fleetv1.RetrySource {
 	if cj.Spec.RetryOf == nil || len(runs) == 0 || runs[0].Spec.RetryOf == nil {
@@ -233,7 +267,7 @@ func retrySource(cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) *fleetv1.Retr
 // selected tells whether the run's clusters were selected: they are then
 // its MemberRuns, and a cluster registered later never joins.
 func selected(cj *fleetv1.ClusterJob) bool {
-	return cj.Status.StartTime != nil || cj.Status.Summary.Clusters.Total > 0
+	return len(cj.Status.SelectedClusters) > 0 || cj.Status.StartTime != nil || cj.Status.Summary.Clusters.Total > 0
 }
 
 // suspend sets the ClusterJob's spec.suspend, as its failurePolicy asks

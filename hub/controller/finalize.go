@@ -47,14 +47,17 @@ const cleanupRetry = 5 * time.Second
 // left then is named in a Warning event, and garbage collection removes it
 // when it can. A cluster that never started and cannot be reached now, such
 // as a refused duplicate registration, does not hold it: garbage collection
-// covers it when it connects.
-func (r *Reconciler) finalizeMemberRun(ctx context.Context, mr *fleetv1.MemberRun) (ctrl.Result, error) {
+// covers it when it connects. A MemberRun the fleet did not create (ours
+// false) is let go without a call to any member: its finalizer and UID are
+// not the hub's to act on, and the run of a ClusterJob that is gone is
+// garbage collection's.
+func (r *Reconciler) finalizeMemberRun(ctx context.Context, mr *fleetv1.MemberRun, ours bool) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(mr, Finalizer) {
 		return ctrl.Result{}, nil
 	}
 	var res cleanResult
 	m, registered := r.Members.Member(mr.Spec.Cluster)
-	touched := registered && (mr.Status.StartTime != nil || m.Engaged && m.Reachable)
+	touched := ours && registered && (mr.Status.StartTime != nil || m.Engaged && m.Reachable)
 	if touched {
 		res = r.cleanMember(ctx, types.UID(mr.Spec.ClusterJobUID), m)
 	}

@@ -19,9 +19,14 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +36,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/fleet"
 	"github.com/fleetjob/fleetjob/hub/member"
+	"github.com/fleetjob/fleetjob/pkg/naming"
 )
 
 // reconcileMemberRun runs one ClusterJob in one member: it fetches the
@@ -43,23 +49,25 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("memberrun", req.NamespacedName, "cluster", mr.Spec.Cluster))
-	if !mr.DeletionTimestamp.IsZero() {
-		return r.finalizeMemberRun(ctx, mr)
-	}
-	cj, err := r.clusterJobOf(ctx, mr)
+	cj, why, err := r.ownerRun(ctx, mr)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if cj == nil {
-		// Its ClusterJob is gone (or is another one under the same name):
-		// nothing will ever delete it but us.
-		log.FromContext(ctx).Info("Deleting a MemberRun whose ClusterJob is gone")
-		return ctrl.Result{}, client.IgnoreNotFound(r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Delete(ctx, mr) }))
+	if !mr.DeletionTimestamp.IsZero() {
+		// A run an older hub started is the fleet's though its selection
+		// is not recorded yet: its name and UID say whose it is.
+		return r.finalizeMemberRun(ctx, mr, why == "" || why == fleetv1.ReasonAwaitingSelection)
+	}
+	if why != "" && why != fleetv1.ReasonAwaitingSelection {
+		return r.refuseRun(ctx, mr, why)
 	}
 	if mr.Status.Phase.IsFinished() || cj.Status.Phase.IsFinished() || !cj.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil // a finished run is a record; a deleted one is cleaned up
 	}
-	c := r.observeCluster(ctx, cj, mr.Spec.Cluster, previousRow(mr))
+	if why != "" {
+		return r.refuseRun(ctx, mr, why)
+	}
+	c := r.observeCluster(ctx, cj, mr.Spec.Cluster, previousRow(cj, mr))
 	c.RetryOf = mr.Spec.RetryOf
 	in := r.memberInput(cj, mr, c)
 	if in.Cluster.State.Planned {
@@ -80,6 +88,11 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	}
 	if exceeded {
 		budgetsExceeded.WithLabelValues(fleet.ScopeCluster, onExceeded(cj)).Inc()
+	}
+	if left := in.Cluster.StartTimedOut; len(left) > 0 && row.Phase.IsFinished() {
+		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ReasonJobsLeftBehind, fmt.Sprintf(
+			"cluster %s ended with %d Jobs of nodes the hub failed still there, past the deletion deadline: %s; delete them by hand so that no late pod runs the node",
+			mr.Spec.Cluster, len(left), strings.Join(left[:min(len(left), 5)], ", "))})
 	}
 	r.emitNotes(cj, notes)
 	return ctrl.Result{RequeueAfter: requeue}, nil
@@ -108,6 +121,84 @@ func (r *Reconciler) clusterJobOf(ctx context.Context, mr *fleetv1.MemberRun) (*
 	return cj, nil
 }
 
+// awaitSelection is how often a MemberRun whose ClusterJob has not recorded
+// its selected clusters is looked at again: the fleet reconciler records
+// them at once for a run an older hub started, and a status write of the
+// ClusterJob does not wake the member reconciler.
+const awaitSelection = 5 * time.Second
+
+// ownerRun is the MemberRun's ClusterJob and why the hub does not run it,
+// "" when it does: the fleet created it for a cluster its ClusterJob (by
+// UID) selected, under the one name the hub gives it (fromFleet). A
+// selection the cache does not show yet is read from the hub's API server:
+// the fleet records it just before it creates the MemberRuns.
+func (r *Reconciler) ownerRun(ctx context.Context, mr *fleetv1.MemberRun) (*fleetv1.ClusterJob, string, error) {
+	cj, err := r.clusterJobOf(ctx, mr)
+	if err != nil || cj == nil {
+		return nil, fleetv1.ReasonClusterJobNotFound, err
+	}
+	why := fromFleet(cj, mr)
+	if why == "" && len(cj.Status.SelectedClusters) == 0 {
+		why = fleetv1.ReasonAwaitingSelection
+	}
+	if why != fleetv1.ReasonNotSelected && why != fleetv1.ReasonAwaitingSelection {
+		return cj, why, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, hubWriteTimeout)
+	defer cancel()
+	fresh := &fleetv1.ClusterJob{}
+	switch err := r.HubReader.Get(ctx, client.ObjectKeyFromObject(cj), fresh); {
+	case apierrors.IsNotFound(err):
+		return nil, fleetv1.ReasonClusterJobNotFound, nil
+	case err != nil:
+		return nil, "", fmt.Errorf("reading ClusterJob %s: %w", cj.Name, err)
+	case fresh.UID != cj.UID:
+		return nil, fleetv1.ReasonClusterJobNotFound, nil
+	}
+	why = fromFleet(fresh, mr)
+	if why == "" && len(fresh.Status.SelectedClusters) == 0 {
+		why = fleetv1.ReasonAwaitingSelection
+	}
+	return fresh, why, nil
+}
+
+// refuseRun says on the MemberRun why the hub does not run it, and does
+// nothing else: no member is read or written for it.
+func (r *Reconciler) refuseRun(ctx context.Context, mr *fleetv1.MemberRun, why string) (ctrl.Result, error) {
+	var msg string
+	switch why {
+	case fleetv1.ReasonClusterJobNotFound:
+		msg = fmt.Sprintf("no ClusterJob %s with UID %s in this namespace: the hub neither runs nor cleans up for this MemberRun", mr.Spec.ClusterJob, mr.Spec.ClusterJobUID)
+	case fleetv1.ReasonDuplicateMemberRun:
+		msg = fmt.Sprintf("the MemberRun of ClusterJob %s in cluster %s is %s; this copy is neither run nor cleaned up for",
+			mr.Spec.ClusterJob, mr.Spec.Cluster, naming.MemberRunName(mr.Spec.ClusterJob, mr.Spec.Cluster))
+	case fleetv1.ReasonNotSelected:
+		msg = fmt.Sprintf("ClusterJob %s did not select cluster %s (status.selectedClusters): only the hub creates MemberRuns, for the clusters it selected", mr.Spec.ClusterJob, mr.Spec.Cluster)
+	default:
+		msg = fmt.Sprintf("ClusterJob %s has not recorded its selected clusters yet", mr.Spec.ClusterJob)
+	}
+	status := mr.Status.DeepCopy()
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{Type: fleetv1.ConditionAccepted, Status: metav1.ConditionFalse,
+		Reason: why, Message: msg, ObservedGeneration: mr.Generation, LastTransitionTime: metav1.NewTime(r.Clock.Now())})
+	var requeue time.Duration
+	if why == fleetv1.ReasonAwaitingSelection {
+		requeue = awaitSelection
+	}
+	if apiequality.Semantic.DeepEqual(&mr.Status, status) {
+		return ctrl.Result{RequeueAfter: requeue}, nil
+	}
+	log.FromContext(ctx).Info("Not running a MemberRun the fleet did not create", "reason", why)
+	patch := client.MergeFromWithOptions(mr.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	mr.Status = *status
+	if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Status().Patch(ctx, mr, patch) }); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
 func (r *Reconciler) memberInput(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, c member.Cluster) member.Input {
 	return member.Input{
 		Spec: &cj.Spec, Cluster: c, Admitted: mr.Spec.Admitted, Halt: mr.Spec.Halt, AcceptedFailures: int(mr.Spec.AcceptedFailures), Now: r.Clock.Now(),
@@ -118,9 +209,15 @@ func (r *Reconciler) memberInput(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, 
 	}
 }
 
-// previousRow is the MemberRun's last written row, nil before the first.
-func previousRow(mr *fleetv1.MemberRun) *fleetv1.ClusterStatus {
+// previousRow is the MemberRun's last written row; before the first, the
+// row an older hub wrote for its cluster in the ClusterJob's
+// status.clusters, whose run this one follows; else nil.
+func previousRow(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun) *fleetv1.ClusterStatus {
 	if mr.Status.Name == "" {
+		if old := legacyRow(cj, mr.Spec.Cluster); old != nil {
+			row := *old.DeepCopy()
+			return &row
+		}
 		return nil
 	}
 	row := mr.Status.ClusterStatus
@@ -130,9 +227,10 @@ func previousRow(mr *fleetv1.MemberRun) *fleetv1.ClusterStatus {
 // writeRunStatus patches the MemberRun's status with an optimistic lock,
 // and not at all when nothing changed.
 func (r *Reconciler) writeRunStatus(ctx context.Context, mr *fleetv1.MemberRun, row fleetv1.ClusterStatus) error {
-	status := mr.Status
+	status := *mr.Status.DeepCopy()
 	status.SetRow(row)
 	status.ObservedGeneration = mr.Generation
+	meta.RemoveStatusCondition(&status.Conditions, fleetv1.ConditionAccepted) // it runs now
 	if apiequality.Semantic.DeepEqual(mr.Status, status) {
 		return nil
 	}

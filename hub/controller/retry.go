@@ -18,6 +18,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -33,39 +34,78 @@ import (
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
-// startRetry starts a retry: its clusters are its parent's, each MemberRun
-// naming the parent's run there. refused says why the parent cannot be
-// retried; nothing is created then.
-func (r *Reconciler) startRetry(ctx context.Context, cj *fleetv1.ClusterJob) (runs []fleetv1.MemberRun, refused string, err error) {
-	parent, err := r.parentOf(ctx, cj)
-	if err != nil {
-		return nil, "", err
+// retryTargets are the clusters of a retry: its parent's, or refused says
+// why the parent cannot be retried.
+func (r *Reconciler) retryTargets(ctx context.Context, cj *fleetv1.ClusterJob) (targets []fleet.RetryTarget, parent *fleetv1.ClusterJob, refused string, err error) {
+	if parent, err = r.parentOf(ctx, cj); err != nil {
+		return nil, nil, "", err
 	}
 	var parentRuns []fleetv1.MemberRun
 	if parent != nil && parent.Status.Phase.IsFinished() {
 		if parentRuns, err = r.memberRuns(ctx, parent); err != nil {
-			return nil, "", err
+			return nil, nil, "", err
 		}
 	}
-	targets, refused := fleet.RetryTargets(&cj.Spec, cj.Namespace, parent, fleetRuns(parentRuns))
-	if refused != "" {
-		return nil, refused, nil
+	targets, refused = fleet.RetryTargets(&cj.Spec, cj.Namespace, parent, fleetRuns(parent, parentRuns))
+	return targets, parent, refused, nil
+}
+
+// selectRetry selects a retry's clusters: its parent's, each MemberRun
+// naming the parent's run there. refused says why the parent cannot be
+// retried; nothing is selected then.
+func (r *Reconciler) selectRetry(ctx context.Context, cj *fleetv1.ClusterJob) (names []string, refused string, err error) {
+	targets, _, refused, err := r.retryTargets(ctx, cj)
+	if err != nil || refused != "" {
+		return nil, refused, err
 	}
 	if refused, err := r.unboundTarget(ctx, cj.Namespace, targets); err != nil || refused != "" {
 		return nil, refused, err
 	}
-	runs = make([]fleetv1.MemberRun, len(targets))
-	for i, t := range targets {
-		runs[i] = r.newMemberRun(cj, t.Cluster)
-		runs[i].Spec.RetryOf = &fleetv1.MemberRetry{ClusterJob: parent.Name, ClusterJobUID: string(parent.UID), Unreachable: t.Unreachable}
+	for _, t := range targets {
+		names = append(names, t.Cluster)
 	}
-	return runs, "", r.createRuns(ctx, cj, runs)
+	slices.Sort(names)
+	return names, "", nil
+}
+
+// setRetryOf sets, on the MemberRuns of a retry about to be created, the
+// parent's run in their cluster. A cluster an older hub started has its
+// plan already: it needs no parent's.
+func (r *Reconciler) setRetryOf(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) error {
+	started := func(mr *fleetv1.MemberRun) bool {
+		old := legacyRow(cj, mr.Spec.Cluster)
+		return old != nil && old.StartTime != nil
+	}
+	if cj.Spec.RetryOf == nil || !slices.ContainsFunc(runs, func(mr fleetv1.MemberRun) bool { return !started(&mr) }) {
+		return nil
+	}
+	targets, parent, refused, err := r.retryTargets(ctx, cj)
+	switch {
+	case err != nil:
+		return err
+	case refused != "":
+		return errors.New(refused)
+	}
+	for i := range runs {
+		if started(&runs[i]) {
+			continue
+		}
+		j := slices.IndexFunc(targets, func(t fleet.RetryTarget) bool { return t.Cluster == runs[i].Spec.Cluster })
+		if j < 0 {
+			return fmt.Errorf("cluster %s is no longer a cluster of the parent run %s", runs[i].Spec.Cluster, parent.Name)
+		}
+		runs[i].Spec.RetryOf = &fleetv1.MemberRetry{ClusterJob: parent.Name, ClusterJobUID: string(parent.UID), Unreachable: targets[j].Unreachable}
+	}
+	return nil
 }
 
 // unboundTarget names a cluster of a retry that is, now, in a cluster set
 // not bound to the retry's namespace (tenancy on): a binding removed since
 // the parent ran must not be outlived by retrying it. "" when there is
-// none.
+// none. The set is read from the cluster's registration Secret, not the
+// registry, which may not know the cluster yet (the hub just started, a
+// cluster re-registered into another set): a cluster whose registration
+// is gone is refused, and one that cannot be read is an error, retried.
 func (r *Reconciler) unboundTarget(ctx context.Context, namespace string, targets []fleet.RetryTarget) (string, error) {
 	if !r.Options.Tenancy {
 		return "", nil
@@ -75,8 +115,16 @@ func (r *Reconciler) unboundTarget(ctx context.Context, namespace string, target
 		return "", err
 	}
 	for _, t := range targets {
-		m, ok := r.Members.Member(t.Cluster)
-		if set := fleetv1.SetOf(m.Labels); ok && !slices.Contains(sets, set) {
+		secret := &corev1.Secret{}
+		err := r.Hub.Get(ctx, client.ObjectKey{Namespace: r.Options.RegistrationNamespace, Name: t.Cluster}, secret)
+		switch {
+		case apierrors.IsNotFound(err) || err == nil && (!secret.DeletionTimestamp.IsZero() || secret.Labels[fleetv1.RegistrationLabel] != "true"):
+			return fmt.Sprintf("spec.retryOf.name: cluster %s of the parent run is not registered now (no registration Secret %s/%s): "+
+				"a retry runs only in registered clusters of the cluster sets bound to namespace %s; name the others in spec.retry.clusters", t.Cluster, r.Options.RegistrationNamespace, t.Cluster, namespace), nil
+		case err != nil:
+			return "", fmt.Errorf("reading the registration of cluster %s: %w", t.Cluster, err)
+		}
+		if set := fleetv1.SetOf(secret.Labels); !slices.Contains(sets, set) {
 			return fmt.Sprintf("spec.retryOf.name: cluster %s of the parent run is in cluster set %s, which is not bound to namespace %s", t.Cluster, set, namespace), nil
 		}
 	}

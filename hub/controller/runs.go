@@ -59,15 +59,18 @@ func indexMemberRuns(ctx context.Context, indexer client.FieldIndexer) error {
 
 // memberRuns are the ClusterJob's MemberRuns, sorted by cluster, read from
 // the cache without copies: callers copy before they change one. When the
-// cache holds fewer than the status counts, it may not have seen them all
-// created yet, so the hub's API server answers instead.
+// cache holds fewer than the run selected, it may not have seen them all
+// created yet, so the hub's API server answers instead. Only the fleet's
+// own count (fromFleet): a copy under another name, or one of a cluster
+// the run did not select, is never a cluster of the run, and two rows of
+// one cluster would make every status write fail.
 func (r *Reconciler) memberRuns(ctx context.Context, cj *fleetv1.ClusterJob) ([]fleetv1.MemberRun, error) {
 	list := &fleetv1.MemberRunList{}
 	if err := r.Hub.List(ctx, list, client.InNamespace(cj.Namespace), client.MatchingFields{runsOfClusterJob: string(cj.UID)},
 		client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing MemberRuns: %w", err)
 	}
-	if len(list.Items) < int(cj.Status.Summary.Clusters.Total) {
+	if n := len(list.Items); n < int(cj.Status.Summary.Clusters.Total) || n < len(cj.Status.SelectedClusters) {
 		ctx, cancel := context.WithTimeout(ctx, hubWriteTimeout)
 		defer cancel()
 		list = &fleetv1.MemberRunList{}
@@ -76,65 +79,169 @@ func (r *Reconciler) memberRuns(ctx context.Context, cj *fleetv1.ClusterJob) ([]
 			return nil, fmt.Errorf("listing MemberRuns: %w", err)
 		}
 	}
-	runs := slices.DeleteFunc(list.Items, func(mr fleetv1.MemberRun) bool { return mr.Spec.ClusterJobUID != string(cj.UID) })
+	runs := slices.DeleteFunc(list.Items, func(mr fleetv1.MemberRun) bool { return fromFleet(cj, &mr) != "" })
 	slices.SortFunc(runs, func(a, b fleetv1.MemberRun) int { return strings.Compare(a.Spec.Cluster, b.Spec.Cluster) })
 	return runs, nil
 }
 
-// fleetRuns is what hub/fleet sees of each MemberRun.
-func fleetRuns(runs []fleetv1.MemberRun) []fleet.Run {
+// fromFleet says why mr is not the MemberRun the fleet made for one of
+// cj's clusters, "" when it is: it names cj by UID, has the one name the
+// hub gives the MemberRun of its cluster, and, once the run recorded its
+// selection, its cluster is selected.
+func fromFleet(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun) string {
+	switch {
+	case mr.Spec.ClusterJobUID != string(cj.UID):
+		return fleetv1.ReasonClusterJobNotFound
+	case len(cj.Status.SelectedClusters) > 0 && !isSelected(cj, mr.Spec.Cluster):
+		return fleetv1.ReasonNotSelected
+	case mr.Name != naming.MemberRunName(cj.Name, mr.Spec.Cluster):
+		return fleetv1.ReasonDuplicateMemberRun
+	}
+	return ""
+}
+
+// isSelected tells whether the run selected cluster. The hub writes the
+// selection sorted: a 2,000-cluster run checks each MemberRun in 11 steps.
+func isSelected(cj *fleetv1.ClusterJob, cluster string) bool {
+	_, found := slices.BinarySearch(cj.Status.SelectedClusters, cluster)
+	return found
+}
+
+// fleetRuns is what hub/fleet sees of each MemberRun. A MemberRun that has
+// not written its row yet shows the row an older hub wrote for its cluster
+// in the ClusterJob's status.clusters, if any.
+func fleetRuns(cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) []fleet.Run {
 	out := make([]fleet.Run, len(runs))
 	for i := range runs {
 		mr := &runs[i]
 		row := mr.Status.Row()
+		legacy := false
+		if mr.Status.Name == "" {
+			if old := legacyRow(cj, mr.Spec.Cluster); old != nil {
+				row, legacy = *old, true
+			}
+		}
 		row.Name = mr.Spec.Cluster
-		out[i] = fleet.Run{Cluster: mr.Spec.Cluster, Admitted: mr.Spec.Admitted, AcceptedFailures: mr.Spec.AcceptedFailures, Row: row}
+		out[i] = fleet.Run{Cluster: mr.Spec.Cluster, Admitted: mr.Spec.Admitted, AcceptedFailures: mr.Spec.AcceptedFailures, Row: row, Legacy: legacy}
 	}
 	return out
 }
 
-// startRun selects the run's clusters and creates their MemberRuns, the
-// first ones admitted as hub/fleet decides, and returns them with the
-// clusters left out beyond MaxClusters. Creating one that exists is not an
-// error: a status write lost after a first try leaves them behind.
-func (r *Reconciler) startRun(ctx context.Context, cj *fleetv1.ClusterJob) (runs []fleetv1.MemberRun, leftOut []string, unbound bool, err error) {
+// legacyRow is cluster's row in cj's deprecated status.clusters, written by
+// a hub from before MemberRuns; nil when there is none.
+func legacyRow(cj *fleetv1.ClusterJob, cluster string) *fleetv1.ClusterStatus {
+	if cj == nil {
+		return nil
+	}
+	for i := range cj.Status.Clusters {
+		if cj.Status.Clusters[i].Name == cluster {
+			return &cj.Status.Clusters[i]
+		}
+	}
+	return nil
+}
+
+// inherited are the clusters of a run started by an older hub, which did
+// not record its selection: its MemberRuns' and its status.clusters rows'.
+// An upgrade follows such a run to its end rather than lose it.
+func inherited(cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) []string {
+	var names []string
+	for _, mr := range runs {
+		names = append(names, mr.Spec.Cluster)
+	}
+	for _, row := range cj.Status.Clusters {
+		names = append(names, row.Name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// recordSelection writes the run's selected clusters into its status before
+// any of their MemberRuns exists: the run is exactly these clusters from
+// then on, whatever a partial creation, a crash or a later registration
+// does. cj is updated in place.
+func (r *Reconciler) recordSelection(ctx context.Context, cj *fleetv1.ClusterJob, names []string) error {
+	patch := client.MergeFromWithOptions(cj.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	cj.Status.SelectedClusters = names
+	if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Status().Patch(ctx, cj, patch) }); err != nil {
+		return fmt.Errorf("recording the selected clusters: %w", err)
+	}
+	return nil
+}
+
+// ensureRuns creates the MemberRuns of the selected clusters that have
+// none, not admitted: the fleet admits clusters only once every one
+// exists. It returns the run's MemberRuns, the clusters still without
+// one, and why. Creating one that exists is not an error: a reconcile lost
+// after a first try leaves them behind.
+func (r *Reconciler) ensureRuns(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) ([]fleetv1.MemberRun, []string, error) {
+	have := make(map[string]bool, len(runs))
+	for _, mr := range runs {
+		have[mr.Spec.Cluster] = true
+	}
+	var todo []fleetv1.MemberRun
+	for _, c := range cj.Status.SelectedClusters {
+		if !have[c] {
+			todo = append(todo, r.newMemberRun(cj, c))
+		}
+	}
+	if len(todo) == 0 {
+		return runs, nil, nil
+	}
+	if err := r.setRetryOf(ctx, cj, todo); err != nil {
+		return runs, names(todo), err
+	}
+	errs := make([]error, len(todo))
+	r.forEach(len(todo), func(i int) {
+		mr := &todo[i]
+		if old := legacyRow(cj, mr.Spec.Cluster); old != nil {
+			mr.Spec.Admitted = old.StartTime != nil // it started under the older hub
+		}
+		err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Create(ctx, mr) })
+		if apierrors.IsAlreadyExists(err) {
+			if err = r.HubReader.Get(ctx, client.ObjectKeyFromObject(mr), mr); err == nil && fromFleet(cj, mr) != "" {
+				err = fmt.Errorf("a MemberRun of that name exists and is not this run's (%s)", fromFleet(cj, mr))
+			}
+		}
+		if err != nil {
+			errs[i] = fmt.Errorf("creating MemberRun %s: %w", mr.Name, err)
+		}
+	})
+	var missing []string
+	for i := range todo {
+		if errs[i] != nil {
+			missing = append(missing, todo[i].Spec.Cluster)
+			continue
+		}
+		runs = append(runs, todo[i])
+	}
+	slices.SortFunc(runs, func(a, b fleetv1.MemberRun) int { return strings.Compare(a.Spec.Cluster, b.Spec.Cluster) })
+	if err := errors.Join(errs...); err != nil {
+		return runs, missing, err
+	}
+	log.FromContext(ctx).Info("Created MemberRuns", "clusters", len(todo), "selected", len(cj.Status.SelectedClusters))
+	return runs, nil, nil
+}
+
+func names(runs []fleetv1.MemberRun) []string {
+	out := make([]string, len(runs))
+	for i := range runs {
+		out[i] = runs[i].Spec.Cluster
+	}
+	return out
+}
+
+// selectRun selects the run's clusters, and returns those left out beyond
+// MaxClusters, and whether the namespace has no binding (tenancy on).
+func (r *Reconciler) selectRun(ctx context.Context, cj *fleetv1.ClusterJob) (names, leftOut []string, unbound bool, err error) {
 	var sets []string
 	if r.Options.Tenancy {
 		if sets, err = r.boundSets(ctx, cj.Namespace); err != nil || len(sets) == 0 {
 			return nil, nil, err == nil, err
 		}
 	}
-	names, leftOut, err := r.selectClusters(ctx, cj, sets)
-	if err != nil || len(names) == 0 {
-		return nil, leftOut, false, err
-	}
-	runs = make([]fleetv1.MemberRun, len(names))
-	for i, name := range names {
-		runs[i] = r.newMemberRun(cj, name)
-	}
-	if err := r.createRuns(ctx, cj, runs); err != nil {
-		return nil, nil, false, err
-	}
-	return runs, leftOut, false, nil
-}
-
-// createRuns creates the run's MemberRuns, the first ones admitted as
-// hub/fleet decides.
-func (r *Reconciler) createRuns(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) error {
-	admit := fleet.Decide(fleet.Input{Spec: &cj.Spec, Runs: fleetRuns(runs), Now: r.Clock.Now(), Created: cj.CreationTimestamp.Time}).Admit
-	errs := make([]error, len(runs))
-	r.forEach(len(runs), func(i int) {
-		runs[i].Spec.Admitted = slices.Contains(admit, runs[i].Spec.Cluster)
-		mr := runs[i].DeepCopy()
-		if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Create(ctx, mr) }); err != nil && !apierrors.IsAlreadyExists(err) {
-			errs[i] = fmt.Errorf("creating MemberRun %s: %w", mr.Name, err)
-		}
-	})
-	if err := errors.Join(errs...); err != nil {
-		return err
-	}
-	log.FromContext(ctx).Info("Started run", "clusters", len(runs), "admitted", len(admit))
-	return nil
+	names, leftOut, err = r.selectClusters(ctx, cj, sets)
+	return names, leftOut, false, err
 }
 
 // newMemberRun is the MemberRun of cj in cluster, owned by cj and held by
@@ -202,7 +309,11 @@ func (r *Reconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun,
 			return
 		}
 		mr := runs[i].DeepCopy()
-		patch := client.MergeFromWithOptions(mr.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		// No optimistic lock: the member reconciler's status writes would
+		// make every admission of a MemberRun just created lose a race.
+		// Only this reconciler writes the spec, and the CRD's rules keep
+		// each field moving one way (admitted, halt, acceptedFailures).
+		patch := client.MergeFrom(mr.DeepCopy())
 		if admit {
 			mr.Spec.Admitted = true
 		}
@@ -237,7 +348,9 @@ func (r *Reconciler) finalizeClusterJob(ctx context.Context, cj *fleetv1.Cluster
 		client.MatchingLabels{fleetv1.ClusterJobUIDLabel: naming.LabelValue(string(cj.UID))}); err != nil {
 		return ctrl.Result{}, fmt.Errorf("listing MemberRuns: %w", err)
 	}
-	runs := slices.DeleteFunc(list.Items, func(mr fleetv1.MemberRun) bool { return mr.Spec.ClusterJobUID != string(cj.UID) })
+	// Only the fleet's own: a MemberRun made by hand is not the hub's to
+	// delete (its condition says so), nor does the run wait for it.
+	runs := slices.DeleteFunc(list.Items, func(mr fleetv1.MemberRun) bool { return fromFleet(cj, &mr) != "" })
 	if len(runs) > 0 {
 		errs := make([]error, len(runs))
 		r.forEach(len(runs), func(i int) {

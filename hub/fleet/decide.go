@@ -23,9 +23,13 @@ package fleet
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -44,6 +48,10 @@ type Run struct {
 	// Row is the MemberRun's status as a row; only its name is set until
 	// the member controller first writes it.
 	Row fleetv1.ClusterStatus
+	// Legacy tells that Row is the cluster's row in the ClusterJob's
+	// deprecated status.clusters, written by an older hub: its MemberRun
+	// has not written its own yet.
+	Legacy bool
 }
 
 // Input is everything Decide and Status look at.
@@ -75,6 +83,19 @@ type Input struct {
 	// one resumed it yet, as the last status says (its
 	// FailureBudgetExceeded condition is True).
 	BudgetSuspended bool
+	// Selected are the clusters the run selected (status.selectedClusters),
+	// empty until they are recorded.
+	Selected []string
+	// Missing are the selected clusters whose MemberRun does not exist
+	// after this reconcile's creates; CreateError says why the last ones
+	// failed. No cluster is admitted while any is missing.
+	Missing     []string
+	CreateError string
+	// CreatingSince is when MemberRuns began to be missing (the
+	// MemberRunsCreated condition's last transition to False), and
+	// MemberErrorTimeout how long they may: the run fails then.
+	CreatingSince      time.Time
+	MemberErrorTimeout time.Duration
 }
 
 // Decision is what the fleet controller should do now.
@@ -112,6 +133,16 @@ type Acceptance struct {
 func Decide(in Input) Decision {
 	d := Decision{}
 	if in.Refused != "" {
+		return d
+	}
+	if len(in.Missing) > 0 {
+		// All or nothing: a cluster admitted now could run while another
+		// selected one never gets its MemberRun.
+		if createTimedOut(in) {
+			d.Halt = &fleetv1.Halt{Reason: fleetv1.ReasonMemberRunsNotCreated, Message: text.Truncate(notCreatedMessage(in), fleetv1.MaxClusterMessageLength)}
+			return d
+		}
+		d.RequeueAfter = createRetry(in)
 		return d
 	}
 	if len(in.Runs) == 0 {
@@ -157,6 +188,51 @@ func Decide(in Input) Decision {
 		d.Admit = append(d.Admit, r.Cluster)
 	}
 	return d
+}
+
+// maxCreateRetry caps the backoff of MemberRun creates that fail: a quota
+// or a webhook fixed by a person is picked up within this long, as for a
+// member's own errors, and a refusal that lasts costs two calls a minute.
+const maxCreateRetry = 30 * time.Second
+
+// createRetry is when to create the missing MemberRuns again: backing off
+// from 1 s, doubling with the time they have been missing, to
+// maxCreateRetry, and no later than the timeout.
+func createRetry(in Input) time.Duration {
+	since := in.Now.Sub(in.CreatingSince)
+	return max(10*time.Millisecond, min(max(time.Second, since), maxCreateRetry, in.CreatingSince.Add(in.MemberErrorTimeout).Sub(in.Now)))
+}
+
+// createTimedOut tells whether selected clusters have been missing their
+// MemberRun for longer than the member error timeout: the run fails.
+func createTimedOut(in Input) bool {
+	return len(in.Missing) > 0 && !in.CreatingSince.IsZero() && in.Now.Sub(in.CreatingSince) >= in.MemberErrorTimeout
+}
+
+// CreatingSince is when MemberRuns began to be missing, as the last
+// status's MemberRunsCreated condition says; now when it does not say so.
+func CreatingSince(prev []metav1.Condition, now time.Time) time.Time {
+	if c := meta.FindStatusCondition(prev, fleetv1.ConditionMemberRunsCreated); c != nil && c.Status == metav1.ConditionFalse {
+		return c.LastTransitionTime.Time
+	}
+	return now
+}
+
+// notCreatedMessage names the clusters whose MemberRun could not be
+// created, and why.
+func notCreatedMessage(in Input) string {
+	return fmt.Sprintf("the MemberRuns of %s could not be created within %s (--member-error-timeout): %s; no cluster started",
+		namesOf(in.Missing), in.MemberErrorTimeout, in.CreateError)
+}
+
+// namesOf names a few clusters and counts the rest.
+func namesOf(clusters []string) string {
+	names := clusters[:min(len(clusters), 5)]
+	more := ""
+	if len(clusters) > len(names) {
+		more = fmt.Sprintf(" and %d more", len(clusters)-len(names))
+	}
+	return fmt.Sprintf("%d clusters (%s%s)", len(clusters), strings.Join(names, ", "), more)
 }
 
 // soakingUntil is when spec.gates.betweenClusters.soak lets the next

@@ -44,8 +44,14 @@ func Status(in Input, d Decision, prev *fleetv1.ClusterJobStatus, generation int
 		StartTime:          prev.StartTime,
 		CompletionTime:     prev.CompletionTime,
 	}
-	st.Summary = summarize(in.Runs)
+	st.Summary = summarize(in.Runs, len(in.Missing))
 	st.Phase = phase(in)
+	st.SelectedClusters = prev.SelectedClusters
+	if slices.ContainsFunc(in.Runs, func(r Run) bool { return r.Legacy }) {
+		// An older hub's rows stay until every MemberRun wrote its own:
+		// they are the only record of those clusters until then.
+		st.Clusters = prev.Clusters
+	}
 	now := metav1.NewTime(in.Now)
 	if st.StartTime == nil && st.Phase != fleetv1.PhasePending {
 		st.StartTime = earliestStart(in.Runs, now)
@@ -123,8 +129,11 @@ func notable(runs []Run) []fleetv1.ClusterStatus {
 	return rows
 }
 
-func summarize(runs []Run) fleetv1.Summary {
+// summarize counts the runs, and the selected clusters whose MemberRun is
+// still missing (as pending).
+func summarize(runs []Run, missing int) fleetv1.Summary {
 	var s fleetv1.Summary
+	s.Clusters.Total = int32(missing)
 	for _, run := range runs {
 		r := run.Row
 		s.Clusters.Total++
@@ -154,8 +163,11 @@ func summarize(runs []Run) fleetv1.Summary {
 // phase is the run's phase: done when every cluster is done (or stopped
 // before it started), Running once any started.
 func phase(in Input) fleetv1.Phase {
-	if in.Refused != "" {
+	if in.Refused != "" || createTimedOut(in) {
 		return fleetv1.PhaseFailed
+	}
+	if len(in.Runs) == 0 && len(in.Missing) > 0 {
+		return fleetv1.PhasePending
 	}
 	if len(in.Runs) == 0 {
 		// Registrations applied with the ClusterJob may not be seen yet;
@@ -165,7 +177,7 @@ func phase(in Input) fleetv1.Phase {
 		}
 		return fleetv1.PhaseFailed
 	}
-	done, anyStarted, failed := true, false, false
+	done, anyStarted, failed := len(in.Missing) == 0, false, false
 	for _, r := range in.Runs {
 		done = done && finished(r.Row)
 		anyStarted = anyStarted || started(r.Row)
@@ -207,6 +219,8 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 	switch {
 	case in.Refused != "":
 		progress = in.Refused
+	case createTimedOut(in):
+		progress = notCreatedMessage(in)
 	case len(in.Runs) == 0 && in.Unbound:
 		progress = fmt.Sprintf("no ClusterSetBinding in this namespace within %s of creation: its ClusterJobs may select no cluster until a platform admin binds a cluster set to it (kubectl fleetjob bind SET -n NAMESPACE)", in.EmptySelectionGrace)
 		if st.Phase == fleetv1.PhasePending {
@@ -245,6 +259,13 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 		set(fleetv1.ConditionComplete, metav1.ConditionFalse, reason, progress)
 		set(fleetv1.ConditionFailed, metav1.ConditionFalse, reason, progress)
 	}
+	switch {
+	case len(in.Missing) > 0:
+		set(fleetv1.ConditionMemberRunsCreated, metav1.ConditionFalse, fleetv1.ReasonCreatingMemberRuns,
+			fmt.Sprintf("retrying the MemberRuns of %s; no cluster starts before every one exists: %s", namesOf(in.Missing), in.CreateError))
+	case len(in.Selected) > 0:
+		set(fleetv1.ConditionMemberRunsCreated, metav1.ConditionTrue, "Created", fmt.Sprintf("every one of the %d selected clusters has its MemberRun", len(in.Selected)))
+	}
 	if len(in.LeftOut) > 0 {
 		set(fleetv1.ConditionClustersLeftOut, metav1.ConditionTrue, fleetv1.ConditionClustersLeftOut, LeftOutMessage(in.LeftOut))
 	}
@@ -261,6 +282,8 @@ func failedReason(st *fleetv1.ClusterJobStatus, in Input, d Decision) string {
 	switch {
 	case in.Refused != "":
 		return fleetv1.ReasonRetryRefused
+	case createTimedOut(in):
+		return fleetv1.ReasonMemberRunsNotCreated
 	case len(in.Runs) == 0 && in.Unbound:
 		return fleetv1.ReasonNoBoundClusterSets
 	case len(in.Runs) == 0:

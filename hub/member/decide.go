@@ -23,8 +23,10 @@ package member
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -309,11 +311,17 @@ func terminal(c Cluster) bool {
 }
 
 // finished tells whether a cluster has nothing left to do: every group ran,
-// it failed, or the run stopped and nothing of it is still running.
+// it failed, or the run stopped and nothing of it is still running. A Job
+// of a node the hub failed that still exists holds it until the Job is gone
+// or the deletion deadline passed: once the row is terminal nothing deletes
+// it again, and a late pod would run the node after the run ended.
 func finished(in Input) bool {
 	c := in.Cluster
 	if _, failed := failure(in, c); terminal(c) || failed {
 		return true
+	}
+	if deleting(in) {
+		return false
 	}
 	if !started(c) {
 		return stopped(in) // it will never start
@@ -325,6 +333,31 @@ func finished(in Input) bool {
 		return true
 	}
 	return stopped(in) && c.State.RunningGroup() < 0
+}
+
+// deleting tells whether Jobs of nodes the hub failed still exist in the
+// cluster and their deletion deadline has not passed.
+func deleting(in Input) bool {
+	at, ok := DeletionDeadline(in)
+	return ok && in.Now.Before(at)
+}
+
+// DeletionDeadline is when the cluster may end although Jobs of nodes the
+// hub failed (Cluster.StartTimedOut) are still there: UnreachableTimeout,
+// the hub's bound on any deletion, after the first of their verdicts. False
+// when there is no such Job.
+func DeletionDeadline(in Input) (time.Time, bool) {
+	c := in.Cluster
+	if !c.Engaged || len(c.StartTimedOut) == 0 {
+		return time.Time{}, false
+	}
+	first := in.Now
+	for _, n := range c.State.Nodes {
+		if n.Job != "" && n.CompletionTime != nil && n.CompletionTime.Before(&metav1.Time{Time: first}) && slices.Contains(c.StartTimedOut, n.Job) {
+			first = n.CompletionTime.Time
+		}
+	}
+	return first.Add(in.UnreachableTimeout), true
 }
 
 // clusterFailure is why a cluster fails now, for its row.
@@ -449,6 +482,11 @@ func RequeueAfter(in Input) time.Duration {
 	if c.Error != nil {
 		since := failingSince(in, c)
 		due(min(max(time.Second, in.Now.Sub(since)), maxRetryInterval, since.Add(in.MemberErrorTimeout).Sub(in.Now)))
+	}
+	if at, ok := DeletionDeadline(in); ok {
+		// A Job held by someone else's finalizer sends no event at the
+		// deadline; its deletion is retried at least this often.
+		due(max(time.Second, min(at.Sub(in.Now), maxRetryInterval)))
 	}
 	return next
 }

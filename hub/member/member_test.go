@@ -17,6 +17,7 @@ limitations under the License.
 package member_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -386,4 +387,75 @@ func TestGates(t *testing.T) {
 		testCases[name] = tc
 	}
 	runMemberCases(t, testCases)
+}
+
+// TestHubFailedJobsHoldTheCluster: a cluster whose last nodes the hub
+// failed (their pod never started) does not end while their Jobs still
+// exist: a terminal row is never reconciled again, so a Job whose deletion
+// failed would stay, and its late pod would run the node after the run
+// ended. Past the deletion deadline (the unreachable timeout after the
+// verdict) the cluster ends anyway.
+func TestHubFailedJobsHoldTheCluster(t *testing.T) {
+	cj := clusterJob(false)
+	cj.Spec.Strategy = fleetv1.Strategy{Type: fleetv1.StrategyAll}
+	failedAt := func(verdict time.Time) member.Cluster {
+		r := wrappers.MakeRun(cj, "a", 2)
+		nodes := r.Group(0)
+		st := r.Succeed(nodes[0]).Start(nodes[1]).State()
+		for i := range st.Nodes {
+			st.Nodes[i].Created = &metav1.Time{Time: verdict.Add(-fleetv1.DefaultNodeStartTimeout)}
+		}
+		jobs, failed := st.TimeOutStarts(verdict, fleetv1.DefaultNodeStartTimeout)
+		if failed != 1 {
+			t.Fatalf("TimeOutStarts failed %d nodes, want 1", failed)
+		}
+		c := wrappers.MakeCluster("a").State(st).Previous(started()).Obj()
+		c.StartTimedOut = jobs
+		return c
+	}
+	testCases := map[string]struct {
+		cluster      member.Cluster
+		wantPhase    fleetv1.ClusterPhase
+		wantReason   string
+		wantFinished bool
+		wantRequeue  time.Duration
+	}{
+		"its Job still exists: the cluster runs on and the delete is retried": {
+			cluster: failedAt(wrappers.Now), wantPhase: fleetv1.ClusterRunning, wantReason: fleetv1.ReasonRunning, wantRequeue: 30 * time.Second,
+		},
+		"its delete failed: the error is retried, the cluster runs on": {
+			cluster: func() member.Cluster {
+				c := failedAt(wrappers.Ago(time.Minute))
+				c.Error = errors.New("deleting Job x: forbidden")
+				return c
+			}(), wantPhase: fleetv1.ClusterRunning, wantReason: fleetv1.ReasonMemberError, wantRequeue: time.Second,
+		},
+		"past the deletion deadline: the cluster ends": {
+			cluster: failedAt(wrappers.Ago(2 * time.Hour)), wantPhase: fleetv1.ClusterFailed, wantReason: fleetv1.ReasonNodeFailed, wantFinished: true,
+		},
+		"its Job is gone: the cluster ends": {
+			cluster: func() member.Cluster {
+				c := failedAt(wrappers.Now)
+				c.StartTimedOut = nil
+				return c
+			}(), wantPhase: fleetv1.ClusterFailed, wantReason: fleetv1.ReasonNodeFailed, wantFinished: true,
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			in := member.Input{Spec: &cj.Spec, Cluster: tc.cluster, Admitted: true, Now: wrappers.Now,
+				UnreachableTimeout: time.Hour, MemberErrorTimeout: 10 * time.Minute, NodeStartTimeout: fleetv1.DefaultNodeStartTimeout}
+			d := member.Decide(in)
+			row := member.Status(in, d)
+			if row.Phase != tc.wantPhase || row.Reason != tc.wantReason {
+				t.Errorf("row = %s %s (%s), want %s %s", row.Phase, row.Reason, row.Message, tc.wantPhase, tc.wantReason)
+			}
+			if got := row.CompletionTime != nil; got != tc.wantFinished {
+				t.Errorf("row finished = %v, want %v", got, tc.wantFinished)
+			}
+			if !tc.wantFinished && d.RequeueAfter != tc.wantRequeue {
+				t.Errorf("RequeueAfter = %s, want %s", d.RequeueAfter, tc.wantRequeue)
+			}
+		})
+	}
 }

@@ -81,7 +81,7 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 	case failing(in, c):
 		f, _ := failure(in, c)
 		return fleetv1.ClusterFailed, f.reason, text.Truncate(f.message, fleetv1.MaxClusterMessageLength)
-	case c.Engaged && c.State.Finished():
+	case c.Engaged && c.State.Finished() && !deleting(in):
 		if over := budgetExceeded(in); over != "" {
 			return fleetv1.ClusterFailed, fleetv1.ReasonFailureBudgetExceeded, text.Truncate(over, fleetv1.MaxClusterMessageLength)
 		}
@@ -110,6 +110,9 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 	case !soakingUntil(in).IsZero():
 		return fleetv1.ClusterRunning, fleetv1.ReasonSoaking, fmt.Sprintf("Soaking until %s (spec.gates.soak %s after group %s)",
 			soakingUntil(in).UTC().Format(time.RFC3339), in.Spec.Gates.Soak.Duration, in.Cluster.State.Groups[in.Cluster.State.Current()-1].Name)
+	case deleting(in):
+		return fleetv1.ClusterRunning, fleetv1.ReasonRunning, text.Truncate(fmt.Sprintf("deleting %d Jobs of nodes the hub failed, %s first, before the cluster ends",
+			len(c.StartTimedOut), c.StartTimedOut[0]), fleetv1.MaxClusterMessageLength)
 	case d.Held:
 		return fleetv1.ClusterRunning, fleetv1.ReasonFailureBudgetExceeded, text.Truncate(budgetExceeded(in)+"; the run is suspended until spec.suspend is set back to false, which accepts these failures", fleetv1.MaxClusterMessageLength)
 	case !started(c) && ptr.Deref(in.Spec.Suspend, false):
