@@ -202,7 +202,7 @@ func (f *fleet) kubectlOK(cluster string, args ...string) string {
 	return out
 }
 
-// installCRDs applies the CRDs and the cluster-set binding policy on the
+// installCRDs applies the CRDs and the admission policies on the
 // hub, waits until they are served, and creates what a fresh hub needs:
 // the set default bound to namespace default. Server-side: the ClusterJob
 // CRD is larger than client-side apply's last-applied annotation allows.
@@ -215,7 +215,11 @@ func (f *fleet) installCRDs() {
 			"crd/clustersets.fleetjob.io", "crd/clustersetbindings.fleetjob.io", "--timeout=10s")
 		return err
 	}).WithTimeout(time.Minute).Should(Succeed())
-	f.kubectlOK("hub", "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(f.root, "config", "admission", "clusterset_bind.yaml"))
+	// Both admission policies, as config/default installs them: the hub
+	// runs as its ServiceAccount here, the only user the MemberRun policy
+	// lets create MemberRuns.
+	f.kubectlOK("hub", "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(f.root, "config", "admission", "clusterset_bind.yaml"),
+		"-f", filepath.Join(f.root, "config", "admission", "memberruns.yaml"))
 	f.kubectlOK("hub", "apply", "--server-side", "--force-conflicts", "-f", filepath.Join(f.root, "config", "samples", "tenancy", "default.yaml"))
 }
 
