@@ -70,6 +70,14 @@ type NodeState struct {
 	Created *metav1.Time
 	Started bool
 	Pods    int32
+	// Unconfirmed tells, for a running node, that its Job has a pod that
+	// has not finished (active or terminating) and none that is Ready: what
+	// a started pod on a lost node looks like, since the node lifecycle
+	// controller marks its pods not Ready. LostSince is when the hub first
+	// read the node lost, by the hub's clock; nil while it is not known
+	// lost. They decide spec.nodeLostTimeout.
+	Unconfirmed bool
+	LostSince   *metav1.Time
 	// ExitCode and Output are a failed node's container exit code and the
 	// start of its termination message (its last log lines when it wrote
 	// none), when its pod could be read.
@@ -229,6 +237,7 @@ func withRecord(ns NodeState, r NodeResult, hasJob bool) NodeState {
 		return out
 	}
 	ns.Started = ns.Started || r.Started
+	ns.LostSince = unixTime(r.Lost)
 	return ns
 }
 
@@ -258,6 +267,7 @@ func nodeState(node string, job *batchv1.Job, present bool) NodeState {
 		s := job.Status
 		ns.Started = ptr.Deref(s.Ready, 0) > 0 || s.Succeeded > 0 || s.Failed > 0
 		ns.Pods = s.Active + s.Succeeded + s.Failed
+		ns.Unconfirmed = ptr.Deref(s.Ready, 0) == 0 && (s.Active > 0 || ptr.Deref(s.Terminating, 0) > 0)
 	default:
 		ns.Phase, ns.Reason, ns.Message = NodeFailed, fleetv1.NodeReasonNodeDeleted, "node was deleted while its Job ran"
 	}
@@ -296,12 +306,15 @@ func trueCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCon
 }
 
 // failedByHub tells whether a node's failure is the hub's verdict on a Job
-// that may still exist (its pod never started, its group ran out of time):
-// the Job is deleted, until it is gone, and the verdict stands even if the
-// Job finishes first.
+// that may still exist (its pod never started, its group ran out of time,
+// its node was lost or deleted): the Job is deleted, until it is gone, and
+// the verdict stands even if the Job finishes first. A deleted node's Job
+// is deleted too: a node registered again under the same name would run
+// its pod after the run counted the node failed.
 func failedByHub(reason string) bool {
 	switch reason {
-	case fleetv1.NodeReasonPodCreateFailed, fleetv1.NodeReasonNotStarted, fleetv1.NodeReasonGroupDeadlineExceeded:
+	case fleetv1.NodeReasonPodCreateFailed, fleetv1.NodeReasonNotStarted, fleetv1.NodeReasonGroupDeadlineExceeded,
+		fleetv1.NodeReasonNodeLost, fleetv1.NodeReasonNodeDeleted:
 		return true
 	}
 	return false

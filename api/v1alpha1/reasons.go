@@ -156,4 +156,8 @@ const (
 	// NodeReasonGroupDeadlineExceeded: the node's group ran past
 	// spec.gates.progressDeadline before the node finished.
 	NodeReasonGroupDeadlineExceeded = "GroupDeadlineExceeded"
+	// NodeReasonNodeLost: the node's pod started, then the node was
+	// NotReady or Unknown for longer than spec.nodeLostTimeout while its
+	// pod was not Ready; its Job is deleted.
+	NodeReasonNodeLost = "NodeLost"
 )

@@ -57,6 +57,12 @@ type Cluster struct {
 	StartTimedOut    []string
 	NotStarted       int
 	DeadlineExceeded int
+	// Lost counts the nodes failed now because their node was lost past
+	// spec.nodeLostTimeout (their Jobs are in StartTimedOut), and
+	// LostRecheck is when a node that may be lost is to be read again;
+	// zero when none may be.
+	Lost        int
+	LostRecheck time.Time
 	// ClusterID is the identity of the cluster the registration points at
 	// now, once engaged.
 	ClusterID string
@@ -439,6 +445,9 @@ func RequeueAfter(in Input) time.Duration {
 		if t, ok := c.State.GroupDeadline(g.ProgressDeadline.Duration); ok {
 			due(max(time.Second, t.Sub(in.Now)))
 		}
+	}
+	if !c.LostRecheck.IsZero() && c.Engaged {
+		due(max(time.Second, c.LostRecheck.Sub(in.Now))) // a lost node's bound ends with no event
 	}
 	if !c.HealthRecheck.IsZero() && c.Engaged {
 		due(max(10*time.Millisecond, c.HealthRecheck.Sub(in.Now))) // a node turning Ready sends no event the hub watches

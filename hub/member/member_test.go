@@ -387,3 +387,56 @@ func TestGates(t *testing.T) {
 	}
 	runMemberCases(t, testCases)
 }
+
+// TestNodeLost: a node lost after its pod started holds its group only until
+// spec.nodeLostTimeout; then it fails, NodeLost, and the run goes on.
+func TestNodeLost(t *testing.T) {
+	keepgoing, exit := clusterJob(false), clusterJob(true)
+	const timeout = 10 * time.Minute
+	// lost is group 0 with its first node lost since `since`, the others
+	// succeeded, read and timed out as the hub does it.
+	lost := func(cj *fleetv1.ClusterJob, since time.Time, reads map[string]spoke.NodeHealth) member.Cluster {
+		r := wrappers.MakeRun(cj, "a", 6)
+		c := r.Succeed(r.Group(0)[1:]...).LostSince(since, r.Group(0)[0]).Cluster().Previous(started()).Obj()
+		c.StartTimedOut, c.Lost, c.LostRecheck = c.State.TimeOutLost(wrappers.Now, timeout, reads)
+		return c
+	}
+	notReady := map[string]spoke.NodeHealth{"a-n01": {Found: true}}
+	testCases := map[string]memberCase{
+		"lost a minute ago: nothing starts; looked at again when its bound ends, with no event to wake it": {
+			cj: keepgoing, cluster: lost(keepgoing, wrappers.Ago(time.Minute), nil),
+			want:    member.Decision{Start: member.NoGroup, RequeueAfter: 9 * time.Minute},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"lost past its bound, still lost: it fails NodeLost and keepgoing starts the next group": {
+			cj: keepgoing, cluster: lost(keepgoing, wrappers.Ago(11*time.Minute), notReady),
+			want:    member.Decision{Start: 1},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"lost past its bound under exit: the cluster fails, naming the node": {
+			cj: exit, cluster: lost(exit, wrappers.Ago(11*time.Minute), notReady),
+			want:    member.Decision{Start: member.NoGroup, Stopped: true},
+			wantRow: [3]string{"Failed", fleetv1.ReasonNodeFailed, "1 of 6 nodes failed: a-n01"},
+		},
+		"back within its bound (read Ready): forgotten, read again in a poll": {
+			cj: keepgoing, cluster: lost(keepgoing, wrappers.Ago(11*time.Minute), map[string]spoke.NodeHealth{"a-n01": {Found: true, ReadySince: wrappers.Ago(time.Second)}}),
+			want:    member.Decision{Start: member.NoGroup, RequeueAfter: spoke.LostPoll},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+	}
+	for name, tc := range testCases {
+		tc.admitted = true
+		testCases[name] = tc
+	}
+	runMemberCases(t, testCases)
+	c := lost(keepgoing, wrappers.Ago(11*time.Minute), notReady)
+	row := member.Status(member.Input{Spec: &keepgoing.Spec, Cluster: c, Admitted: true, Now: wrappers.Now,
+		UnreachableTimeout: time.Hour, MemberErrorTimeout: 10 * time.Minute, NodeStartTimeout: fleetv1.DefaultNodeStartTimeout}, member.Decision{Start: 1})
+	if len(row.FailedNodes) != 1 || row.FailedNodes[0].Node != "a-n01" || row.FailedNodes[0].Reason != fleetv1.NodeReasonNodeLost ||
+		row.FailedNodes[0].Message != "node not Ready for 11m0s after its pod started, past nodeLostTimeout 10m0s; its Job is deleted" {
+		t.Errorf("row.FailedNodes = %+v; want a-n01 NodeLost, saying for how long", row.FailedNodes)
+	}
+	if len(c.StartTimedOut) != 1 {
+		t.Errorf("Jobs to delete = %v; want the lost node's", c.StartTimedOut)
+	}
+}
