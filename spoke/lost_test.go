@@ -222,3 +222,31 @@ func TestLostReads(t *testing.T) {
 		}
 	}
 }
+
+// A node deleted while its Job ran fails NodeDeleted and its Job is
+// deleted, until gone: when a node registers again under the same name (a
+// VM rebuilt, a pool scaled back), the Job's pod would run it after the run
+// counted it failed.
+func TestNodeDeletedJobDeleted(t *testing.T) {
+	one := allOf("a")
+	job := makeJob("a").Started(t0).Pods(1, 1, 0).Obj()
+	testCases := map[string]struct {
+		present map[string]bool
+		rec     Results
+	}{
+		"the node is gone":                              {present: present()},
+		"the node registered again, its Job still runs": {present: present("a"), rec: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonNodeDeleted}}}},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			st := Derive(&one, []batchv1.Job{job}, tc.present, tc.rec)
+			jobs, _ := st.TimeOutStarts(t0.Time, time.Hour)
+			if diff := cmp.Diff([]string{jobName("a")}, jobs); diff != "" {
+				t.Errorf("TimeOutStarts() jobs mismatch (-want +got):\n%s", diff)
+			}
+			if n := st.Nodes[0]; n.Phase != NodeFailed || n.Reason != fleetv1.NodeReasonNodeDeleted {
+				t.Errorf("node = %s/%s, want Failed/NodeDeleted", n.Phase, n.Reason)
+			}
+		})
+	}
+}

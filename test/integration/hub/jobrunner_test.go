@@ -85,6 +85,15 @@ func (r *jobRunner) stallOn(nodes ...string) {
 	}
 }
 
+// unstall lets Jobs on these nodes finish again.
+func (r *jobRunner) unstall(nodes ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range nodes {
+		delete(r.stallNodes, n)
+	}
+}
+
 // hold keeps Jobs running until release.
 func (r *jobRunner) hold(h bool) {
 	r.mu.Lock()
