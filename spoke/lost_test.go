@@ -168,7 +168,7 @@ func TestNodeLostVerdictStands(t *testing.T) {
 	one := allOf("a")
 	rec := Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonNodeLost, Message: "node not Ready"}}}
 	st := Derive(&one, []batchv1.Job{makeJob("a").Started(t0).Complete(t1).Obj()}, present("a"), rec)
-	jobs, failed := st.TimeOutStarts(t0.Time, time.Minute)
+	jobs, failed := st.TimeOutStarts(t0.Time, time.Minute, StartWatch{}, nil)
 	if diff := cmp.Diff([]string{jobName("a")}, jobs); diff != "" || failed != 0 {
 		t.Errorf("TimeOutStarts() = %v, %d; want the lost node's Job to delete again, 0 failed now (-want +got):\n%s", jobs, failed, diff)
 	}
@@ -240,7 +240,7 @@ func TestNodeDeletedJobDeleted(t *testing.T) {
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
 			st := Derive(&one, []batchv1.Job{job}, tc.present, tc.rec)
-			jobs, _ := st.TimeOutStarts(t0.Time, time.Hour)
+			jobs, _ := st.TimeOutStarts(t0.Time, time.Hour, StartWatch{}, nil)
 			if diff := cmp.Diff([]string{jobName("a")}, jobs); diff != "" {
 				t.Errorf("TimeOutStarts() jobs mismatch (-want +got):\n%s", diff)
 			}

@@ -63,6 +63,10 @@ type Cluster struct {
 	// zero when none may be.
 	Lost        int
 	LostRecheck time.Time
+	// StartRecheck is when a node whose pod has not started may time out
+	// (spec.nodeStartTimeout), or its pod is to be read again for a
+	// refusal; zero when no node waits for its pod.
+	StartRecheck time.Time
 	// ClusterID is the identity of the cluster the registration points at
 	// now, once engaged.
 	ClusterID string
@@ -100,7 +104,9 @@ type Input struct {
 	// MemberErrorTimeout is how long the hub's work in a reachable cluster
 	// may keep failing before the cluster fails.
 	MemberErrorTimeout time.Duration
-	// NodeStartTimeout is the run's spec.nodeStartTimeout.
+	// NodeStartTimeout is the run's spec.nodeStartTimeout (the hub
+	// decides start timeouts as it observes; Cluster.StartRecheck says
+	// when to look again).
 	NodeStartTimeout time.Duration
 	// ConnectingGraceUntil ends the hub's startup grace: until then, a
 	// cluster the hub is still connecting to accrues no unreachable time, so
@@ -438,8 +444,8 @@ func RequeueAfter(in Input) time.Duration {
 	if inStartupGrace(in, c) {
 		due(in.ConnectingGraceUntil.Sub(in.Now))
 	}
-	if t, ok := c.State.StartDeadline(in.NodeStartTimeout); ok && c.Engaged {
-		due(max(time.Second, t.Sub(in.Now))) // no event comes for a pod that never starts
+	if !c.StartRecheck.IsZero() && c.Engaged {
+		due(max(time.Second, c.StartRecheck.Sub(in.Now))) // no event comes for a pod that never starts
 	}
 	if g := in.Spec.Gates; g != nil && g.ProgressDeadline != nil && c.Engaged {
 		if t, ok := c.State.GroupDeadline(g.ProgressDeadline.Duration); ok {
