@@ -234,7 +234,7 @@ func TestNodeDeletedJobDeleted(t *testing.T) {
 		present map[string]bool
 		rec     Results
 	}{
-		"the node is gone":                              {present: present()},
+		"the node is gone": {present: present()},
 		"the node registered again, its Job still runs": {present: present("a"), rec: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonNodeDeleted}}}},
 	}
 	for name, tc := range testCases {
