@@ -271,13 +271,19 @@ type ClusterJobSpec struct {
 	// +optional
 	ClusterRollout *ClusterRollout `json:"clusterRollout,omitempty"`
 
-	// nodeStartTimeout is how long a node's Job may go without its pod
-	// starting (Ready) or finishing. Past it, the node counts as failed with
-	// reason `PodCreateFailed` (no pod could be created: quota, admission) or
-	// `NotStarted` (its pod never started: unschedulable, image pull), and
-	// its Job is deleted, so that a pod that cannot run never holds its group.
-	// Default 10m. The Job template's own activeDeadlineSeconds still
-	// applies to a pod that runs.
+	// nodeStartTimeout is how long a node's pod may go without starting
+	// (Ready) or finishing, from when the hub first saw the pod (or, while
+	// its Job has no pod, the Job), by the hub's clock. At that bound a
+	// node whose pod is refused (unschedulable, with the scheduler's
+	// message; an image that cannot be pulled; a missing ConfigMap or
+	// Secret) counts as failed with reason `NotStarted`; any other waiting
+	// node fails only once its member also made no progress for as long
+	// (created or started no pod of the run): `PodCreateFailed` when its
+	// Job has no pod (quota, admission), `NotStarted` when its pod never
+	// started. A member that works through a queue of pods fails no node.
+	// The failed node's Job is deleted, so that a pod that cannot run never
+	// holds its group. Default 10m. The Job template's own
+	// activeDeadlineSeconds still applies to a pod that runs.
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="nodeStartTimeout must be at least 1s"
 	// +optional
