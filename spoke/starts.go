@@ -58,6 +58,9 @@ type StartWatch struct {
 	// rise in either is progress.
 	Progress      time.Time
 	Pods, Started int
+	// Groups maps each group with running nodes to when the hub first saw
+	// a Job of it: spec.gates.progressDeadline counts from it.
+	Groups map[int]time.Time
 }
 
 // waitingForStart tells whether n's Job runs and its pod has not started.
@@ -69,9 +72,15 @@ func waitingForStart(n NodeState) bool {
 // waiting node's Job and pod, and the member's progress. It is pure; w is
 // not changed.
 func (s State) Watch(w StartWatch, now time.Time) StartWatch {
-	next := StartWatch{Job: map[string]time.Time{}, Pod: map[string]time.Time{}, Progress: w.Progress, Pods: w.Pods, Started: w.Started}
+	next := StartWatch{Job: map[string]time.Time{}, Pod: map[string]time.Time{}, Progress: w.Progress, Pods: w.Pods, Started: w.Started,
+		Groups: map[int]time.Time{}}
 	pods, started := 0, 0
 	for _, n := range s.Nodes {
+		if n.Job != "" && s.Groups[n.Group].Running > 0 {
+			if _, ok := next.Groups[n.Group]; !ok {
+				next.Groups[n.Group] = firstSeenAt(w.Groups, n.Group, now)
+			}
+		}
 		switch {
 		case waitingForStart(n):
 			next.Job[n.Node] = firstSeen(w.Job, n.Node, now)
@@ -91,7 +100,11 @@ func (s State) Watch(w StartWatch, now time.Time) StartWatch {
 }
 
 func firstSeen(seen map[string]time.Time, node string, now time.Time) time.Time {
-	if t, ok := seen[node]; ok {
+	return firstSeenAt(seen, node, now)
+}
+
+func firstSeenAt[K comparable](seen map[K]time.Time, key K, now time.Time) time.Time {
+	if t, ok := seen[key]; ok {
 		return t
 	}
 	return now
@@ -99,6 +112,10 @@ func firstSeen(seen map[string]time.Time, node string, now time.Time) time.Time 
 
 // Waiting tells whether some node's pod has not started.
 func (w StartWatch) Waiting() bool { return len(w.Job) > 0 }
+
+// Needed tells whether w still has something to time: a node waiting for
+// its pod, or a group running.
+func (w StartWatch) Needed() bool { return w.Waiting() || len(w.Groups) > 0 }
 
 // stalled tells whether the member made no progress for timeout.
 func (w StartWatch) stalled(now time.Time, timeout time.Duration) bool {

@@ -223,3 +223,21 @@ func TestRefusalOf(t *testing.T) {
 		})
 	}
 }
+
+// The progress deadline counts from when the hub first saw the group's
+// Jobs, by its clock: a member clock a day behind fails nothing.
+func TestGroupDeadlineByHubClock(t *testing.T) {
+	const deadline = 5 * time.Minute
+	now := t0.Time
+	old := metav1.NewTime(now.Add(-24 * time.Hour))
+	two := allOf("a", "b")
+	jobs := []batchv1.Job{makeJob("a").Created(old).Started(old).Pods(1, 1, 0).Obj(), makeJob("b").Created(old).Started(old).Pods(1, 1, 0).Obj()}
+	st := Derive(&two, jobs, present("a", "b"), Results{})
+	st.GroupsSeen = st.Watch(StartWatch{Groups: map[int]time.Time{0: now.Add(-time.Minute)}}, now).Groups
+	if at, ok := st.GroupDeadline(deadline); !ok || !at.Equal(now.Add(4*time.Minute)) {
+		t.Errorf("GroupDeadline() = %v, %v; want %v", at, ok, now.Add(4*time.Minute))
+	}
+	if _, failed := st.TimeOutGroup(now, deadline); failed != 0 {
+		t.Errorf("TimeOutGroup() failed %d nodes; want none", failed)
+	}
+}

@@ -118,6 +118,10 @@ type State struct {
 	// write of the record starts from them.
 	Recorded     Results
 	RecordObject *corev1.ConfigMap
+	// GroupsSeen, when set, maps each running group to when the hub first
+	// saw a Job of it, by the hub's clock (StartWatch.Groups): GroupStart
+	// takes it over the member's timestamps.
+	GroupsSeen map[int]time.Time
 }
 
 // Finished tells whether the run is planned and every group finished. A plan
@@ -320,9 +324,13 @@ func failedByHub(reason string) bool {
 	return false
 }
 
-// GroupStart is when group g started: the creation (or start) of its
-// first Job; zero when none of its nodes has a Job.
+// GroupStart is when group g started: when the hub first saw a Job of it
+// (GroupsSeen), else the creation (or start) of its first Job by the
+// member's clock; zero when none of its nodes has a Job.
 func (s State) GroupStart(g int) time.Time {
+	if t, ok := s.GroupsSeen[g]; ok {
+		return t
+	}
 	var first time.Time
 	for _, n := range s.Nodes {
 		if n.Group != g {

@@ -61,11 +61,12 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 		c.HealthRecheck, c.Error = gateHealth(ctx, cl.GetAPIReader(), cj, &c.State, r.Clock.Now())
 	}
 	if c.Error == nil && c.State.Planned {
+		w := r.watchStarts(cj, run, &c.State)
 		var late []string
 		if g := cj.Spec.Gates; g != nil && g.ProgressDeadline != nil {
 			late, c.DeadlineExceeded = c.State.TimeOutGroup(r.Clock.Now(), g.ProgressDeadline.Duration)
 		}
-		c.StartTimedOut, c.NotStarted, c.StartRecheck = r.timeOutStarts(ctx, cl.GetAPIReader(), cj, run, &c.State)
+		c.StartTimedOut, c.NotStarted, c.StartRecheck = r.timeOutStarts(ctx, cl.GetAPIReader(), cj, run, &c.State, w)
 		c.StartTimedOut = append(c.StartTimedOut, late...)
 	}
 	if c.Error == nil && c.State.Planned {

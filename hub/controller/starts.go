@@ -47,7 +47,7 @@ func (s *startWatches) get(key string) spoke.StartWatch {
 func (s *startWatches) put(key string, w spoke.StartWatch) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !w.Waiting() {
+	if !w.Needed() {
 		delete(s.watches, key)
 		return
 	}
@@ -57,16 +57,23 @@ func (s *startWatches) put(key string, w spoke.StartWatch) {
 	s.watches[key] = w
 }
 
+// watchStarts updates the run's StartWatch in its member with st, and has
+// st time its running group by the hub's clock.
+func (r *Reconciler) watchStarts(cj *fleetv1.ClusterJob, run spoke.Run, st *spoke.State) spoke.StartWatch {
+	key := string(cj.UID) + "/" + run.Cluster
+	w := st.Watch(r.starts.get(key), r.Clock.Now())
+	r.starts.put(key, w)
+	st.GroupsSeen = w.Groups
+	return w
+}
+
 // timeOutStarts fails the nodes whose pod did not start within
 // spec.nodeStartTimeout of when the hub first saw it, refused or in a
 // member that makes no progress (see spoke.State.TimeOutStarts), and
 // returns the Jobs to delete, how many failed now and when to look again.
 // A pod that cannot be read leaves its node to the progress rule.
-func (r *Reconciler) timeOutStarts(ctx context.Context, live client.Reader, cj *fleetv1.ClusterJob, run spoke.Run, st *spoke.State) (jobs []string, failed int, next time.Time) {
+func (r *Reconciler) timeOutStarts(ctx context.Context, live client.Reader, cj *fleetv1.ClusterJob, run spoke.Run, st *spoke.State, w spoke.StartWatch) (jobs []string, failed int, next time.Time) {
 	now, timeout := r.Clock.Now(), nodeStartTimeout(cj)
-	key := string(cj.UID) + "/" + run.Cluster
-	w := st.Watch(r.starts.get(key), now)
-	r.starts.put(key, w)
 	refusals, err := spoke.ReadRefusals(ctx, live, run, st.RefusalReads(now, timeout, w, spoke.MaxRefusalReads))
 	if err != nil {
 		log.FromContext(ctx).V(1).Info("Reading the pods of nodes not started", "cluster", run.Cluster, "error", err.Error())
