@@ -61,6 +61,12 @@ type StartWatch struct {
 	// Groups maps each group with running nodes to when the hub first saw
 	// a Job of it: spec.gates.progressDeadline counts from it.
 	Groups map[int]time.Time
+	// Finished maps each node of the last two groups whose Job finished
+	// to when the hub first saw it finished, and Offset to how far that is
+	// from the Job's own completion time: spec.gates.soak and nodeHealth
+	// count from it.
+	Finished map[string]time.Time
+	Offset   map[string]time.Duration
 }
 
 // waitingForStart tells whether n's Job runs and its pod has not started.
@@ -73,12 +79,25 @@ func waitingForStart(n NodeState) bool {
 // not changed.
 func (s State) Watch(w StartWatch, now time.Time) StartWatch {
 	next := StartWatch{Job: map[string]time.Time{}, Pod: map[string]time.Time{}, Progress: w.Progress, Pods: w.Pods, Started: w.Started,
-		Groups: map[int]time.Time{}}
+		Groups: map[int]time.Time{}, Finished: map[string]time.Time{}, Offset: map[string]time.Duration{}}
 	pods, started := 0, 0
+	cur := s.Current()
 	for _, n := range s.Nodes {
-		if n.Job != "" && s.Groups[n.Group].Running > 0 {
+		// A group runs while a node of it has a Job whose result is not
+		// recorded yet: running, or finished and awaiting its record or
+		// its health verdict.
+		if n.Job != "" && (n.Phase == NodeRunning || !s.Recorded.Nodes[n.Node].final()) {
 			if _, ok := next.Groups[n.Group]; !ok {
 				next.Groups[n.Group] = firstSeenAt(w.Groups, n.Group, now)
+			}
+		}
+		if n.Job != "" && n.CompletionTime != nil && n.Group >= cur-1 {
+			at := firstSeen(w.Finished, n.Node, now)
+			next.Finished[n.Node] = at
+			if off, ok := w.Offset[n.Node]; ok {
+				next.Offset[n.Node] = off
+			} else {
+				next.Offset[n.Node] = at.Sub(n.CompletionTime.Time)
 			}
 		}
 		switch {
@@ -108,6 +127,30 @@ func firstSeenAt[K comparable](seen map[K]time.Time, key K, now time.Time) time.
 		return t
 	}
 	return now
+}
+
+// OnHubClock has s time by the hub's clock what w saw: its running groups
+// start when the hub first saw a Job of them, and its finished Jobs end
+// when the hub first saw them finished. Member timestamps are used only
+// as differences, which no clock skew changes.
+func (s *State) OnHubClock(w StartWatch) {
+	s.GroupsSeen = w.Groups
+	for i := range s.Nodes {
+		n := &s.Nodes[i]
+		if at, ok := w.Finished[n.Node]; ok && n.Job != "" && n.CompletionTime != nil {
+			n.CompletionTime = &metav1.Time{Time: at}
+		}
+	}
+}
+
+// HubTime is t, a member timestamp of node's Job or node, by the hub's
+// clock as w measured it for that node's Job; t unchanged when w has
+// none.
+func (w StartWatch) HubTime(node string, t time.Time) time.Time {
+	if off, ok := w.Offset[node]; ok && !t.IsZero() {
+		return t.Add(off)
+	}
+	return t
 }
 
 // Waiting tells whether some node's pod has not started.

@@ -241,3 +241,23 @@ func TestGroupDeadlineByHubClock(t *testing.T) {
 		t.Errorf("TimeOutGroup() failed %d nodes; want none", failed)
 	}
 }
+
+// A Job's end counts from when the hub first saw it, for the soak and the
+// health gate, and a node's Ready time moves with it: a member clock a day
+// behind shortens neither.
+func TestOnHubClock(t *testing.T) {
+	now := t0.Time
+	memberEnd := metav1.NewTime(now.Add(-24 * time.Hour))
+	one := allOf("a")
+	st := Derive(&one, []batchv1.Job{makeJob("a").Created(memberEnd).Complete(memberEnd).Obj()}, present("a"), Results{})
+	w := st.Watch(StartWatch{}, now.Add(-30*time.Second))
+	w = st.Watch(w, now) // seen again: the first sight stands
+	st.OnHubClock(w)
+	if got := st.Nodes[0].CompletionTime.Time; !got.Equal(now.Add(-30 * time.Second)) {
+		t.Errorf("CompletionTime = %v, want when the hub first saw it, %v", got, now.Add(-30*time.Second))
+	}
+	// The node turned Ready 10 s after its Job ended, by the member's clock.
+	if got := w.HubTime("a", memberEnd.Add(10*time.Second)); !got.Equal(now.Add(-20 * time.Second)) {
+		t.Errorf("HubTime() = %v, want %v", got, now.Add(-20*time.Second))
+	}
+}

@@ -57,11 +57,14 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	defer cancel()
 	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), cl.GetAPIReader(), run, spoke.FromIndexedCache(), spoke.WithPlans(&r.plans), spoke.WithRecords(&r.records),
 		spoke.WithInformers(clusters.InformersOf(cl)))
+	var w spoke.StartWatch
+	if c.Error == nil && c.State.Planned {
+		w = r.watchStarts(cj, run, &c.State)
+	}
 	if g := cj.Spec.Gates; c.Error == nil && c.State.Planned && g != nil && g.NodeHealth != nil {
-		c.HealthRecheck, c.Error = gateHealth(ctx, cl.GetAPIReader(), cj, &c.State, r.Clock.Now())
+		c.HealthRecheck, c.Error = gateHealth(ctx, cl.GetAPIReader(), cj, &c.State, w, r.Clock.Now())
 	}
 	if c.Error == nil && c.State.Planned {
-		w := r.watchStarts(cj, run, &c.State)
 		var late []string
 		if g := cj.Spec.Gates; g != nil && g.ProgressDeadline != nil {
 			late, c.DeadlineExceeded = c.State.TimeOutGroup(r.Clock.Now(), g.ProgressDeadline.Duration)
@@ -88,11 +91,15 @@ const maxHealthReads = 100
 // gateHealth reads the health of the nodes whose Job succeeded and holds
 // them back until they prove it (spec.gates.nodeHealth). next is when to
 // look again.
-func gateHealth(ctx context.Context, r client.Reader, cj *fleetv1.ClusterJob, st *spoke.State, now time.Time) (next time.Time, err error) {
+func gateHealth(ctx context.Context, r client.Reader, cj *fleetv1.ClusterJob, st *spoke.State, w spoke.StartWatch, now time.Time) (next time.Time, err error) {
 	gate := *cj.Spec.Gates.NodeHealth
 	reads, err := spoke.ReadNodeHealth(ctx, r, st.HealthReads(now, gate, maxHealthReads), cj.Spec.JobTemplate.Spec.Template.Spec.Tolerations)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("reading node health: %w", err)
+	}
+	for node, h := range reads {
+		h.ReadySince = w.HubTime(node, h.ReadySince) // as its Job's end is: by the hub's clock
+		reads[node] = h
 	}
 	return st.GateHealth(now, gate, reads), nil
 }

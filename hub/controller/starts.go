@@ -58,12 +58,12 @@ func (s *startWatches) put(key string, w spoke.StartWatch) {
 }
 
 // watchStarts updates the run's StartWatch in its member with st, and has
-// st time its running group by the hub's clock.
+// st time its groups and finished Jobs by the hub's clock.
 func (r *Reconciler) watchStarts(cj *fleetv1.ClusterJob, run spoke.Run, st *spoke.State) spoke.StartWatch {
 	key := string(cj.UID) + "/" + run.Cluster
 	w := st.Watch(r.starts.get(key), r.Clock.Now())
 	r.starts.put(key, w)
-	st.GroupsSeen = w.Groups
+	st.OnHubClock(w)
 	return w
 }
 
