@@ -52,7 +52,8 @@ type Cluster struct {
 	// Previous is the cluster's row in the last written status, if any.
 	Previous *fleetv1.ClusterStatus
 	// StartTimedOut are the Jobs of nodes the hub failed (their pod never
-	// started, their group ran past its progress deadline), to be deleted;
+	// started, their group ran past its progress deadline, their node was
+	// lost or deleted), to be deleted;
 	// NotStarted and DeadlineExceeded count the nodes failed so now.
 	StartTimedOut    []string
 	NotStarted       int
