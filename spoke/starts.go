@@ -200,6 +200,23 @@ func (s *State) TimeOutStarts(now time.Time, timeout time.Duration, w StartWatch
 	return jobs, failed
 }
 
+// Stalled counts the nodes waiting for their pod that TimeOutStarts fails
+// now for the member's lack of progress rather than a refusal of their
+// own: when some do, the member makes no progress at all, and the hub
+// fails it as a member too, or each later group would wait as long again.
+func (s State) Stalled(now time.Time, timeout time.Duration, w StartWatch, refusals map[string]string) int {
+	stalled := 0
+	for _, n := range s.Nodes {
+		if !waitingForStart(n) || refusals[n.Node] != "" {
+			continue
+		}
+		if reason, _ := startVerdict(n, now, timeout, w, ""); reason != "" {
+			stalled++
+		}
+	}
+	return stalled
+}
+
 // startVerdict is why a node waiting for its pod fails now, "" when it
 // does not.
 func startVerdict(n NodeState, now time.Time, timeout time.Duration, w StartWatch, refusal string) (reason, msg string) {

@@ -74,6 +74,12 @@ const (
 	// ReasonClusterChanged: the registration points at another cluster than
 	// the one the run started in.
 	ReasonClusterChanged = "ClusterChanged"
+	// ReasonMemberStalled: the member created or started no pod of the run
+	// for spec.nodeStartTimeout while Jobs of it waited (its Job
+	// controller or scheduler makes no progress, or a quota or an
+	// admission policy refuses every pod); the waiting nodes fail and the
+	// cluster stops.
+	ReasonMemberStalled = "MemberStalled"
 )
 
 // Reasons on a cluster row about the hub's work in the member.

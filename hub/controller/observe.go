@@ -69,7 +69,7 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 		if g := cj.Spec.Gates; g != nil && g.ProgressDeadline != nil {
 			late, c.DeadlineExceeded = c.State.TimeOutGroup(r.Clock.Now(), g.ProgressDeadline.Duration)
 		}
-		c.StartTimedOut, c.NotStarted, c.StartRecheck = r.timeOutStarts(ctx, cl.GetAPIReader(), cj, run, &c.State, w)
+		c.StartTimedOut, c.NotStarted, c.Stalled, c.StartRecheck = r.timeOutStarts(ctx, cl.GetAPIReader(), cj, run, &c.State, w)
 		c.StartTimedOut = append(c.StartTimedOut, late...)
 	}
 	if c.Error == nil && c.State.Planned {

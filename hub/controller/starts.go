@@ -70,15 +70,17 @@ func (r *Reconciler) watchStarts(cj *fleetv1.ClusterJob, run spoke.Run, st *spok
 // timeOutStarts fails the nodes whose pod did not start within
 // spec.nodeStartTimeout of when the hub first saw it, refused or in a
 // member that makes no progress (see spoke.State.TimeOutStarts), and
-// returns the Jobs to delete, how many failed now and when to look again.
+// returns the Jobs to delete, how many failed now, how many of them for the
+// member's lack of progress, and when to look again.
 // A pod that cannot be read leaves its node to the progress rule.
-func (r *Reconciler) timeOutStarts(ctx context.Context, live client.Reader, cj *fleetv1.ClusterJob, run spoke.Run, st *spoke.State, w spoke.StartWatch) (jobs []string, failed int, next time.Time) {
+func (r *Reconciler) timeOutStarts(ctx context.Context, live client.Reader, cj *fleetv1.ClusterJob, run spoke.Run, st *spoke.State, w spoke.StartWatch) (jobs []string, failed, stalled int, next time.Time) {
 	now, timeout := r.Clock.Now(), nodeStartTimeout(cj)
 	refusals, err := spoke.ReadRefusals(ctx, live, run, st.RefusalReads(now, timeout, w, spoke.MaxRefusalReads))
 	if err != nil {
 		log.FromContext(ctx).V(1).Info("Reading the pods of nodes not started", "cluster", run.Cluster, "error", err.Error())
 	}
+	stalled = st.Stalled(now, timeout, w, refusals)
 	jobs, failed = st.TimeOutStarts(now, timeout, w, refusals)
 	next, _ = st.StartDeadline(now, timeout, w)
-	return jobs, failed, next
+	return jobs, failed, stalled, next
 }

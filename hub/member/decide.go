@@ -64,6 +64,10 @@ type Cluster struct {
 	// zero when none may be.
 	Lost        int
 	LostRecheck time.Time
+	// Stalled counts the nodes failed now because the member created or
+	// started no pod of the run for spec.nodeStartTimeout: the cluster
+	// fails MemberStalled with them.
+	Stalled int
 	// StartRecheck is when a node whose pod has not started may time out
 	// (spec.nodeStartTimeout), or its pod is to be read again for a
 	// refusal; zero when no node waits for its pod.
@@ -359,6 +363,9 @@ func failure(in Input, c Cluster) (clusterFailure, bool) {
 	case changed(c):
 		return clusterFailure{fleetv1.ReasonClusterChanged, fmt.Sprintf("the registration now points at another cluster (kube-system UID %s) than the run started in (%s); "+
 			"nothing of the run is created there", c.ClusterID, c.Previous.ClusterID)}, true
+	case c.Stalled > 0:
+		return clusterFailure{fleetv1.ReasonMemberStalled, fmt.Sprintf("the member created or started no pod of the run for %s (spec.nodeStartTimeout) while %d of its Jobs waited: "+
+			"its Job controller or scheduler makes no progress, or a quota or an admission policy refuses every pod (see the Jobs' events)", in.NodeStartTimeout, c.Stalled)}, true
 	case c.PlanLost:
 		return clusterFailure{fleetv1.ReasonPlanLost, fmt.Sprintf("the run's frozen plan is gone from the cluster (%d of its Jobs are left there); "+
 			"re-planning could run a node twice, so the cluster stops", c.LeftJobs)}, true

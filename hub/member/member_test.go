@@ -440,3 +440,27 @@ func TestNodeLost(t *testing.T) {
 		t.Errorf("Jobs to delete = %v; want the lost node's", c.StartTimedOut)
 	}
 }
+
+// TestMemberStalled: a member that created or started no pod of the run
+// for nodeStartTimeout while Jobs waited fails as a member, with the
+// reason, and starts no further group (each would wait as long again).
+func TestMemberStalled(t *testing.T) {
+	keepgoing := clusterJob(false)
+	stalled := func() member.Cluster {
+		r := wrappers.MakeRun(keepgoing, "a", 6)
+		c := r.Start(r.Group(0)...).Cluster().Previous(started()).Obj()
+		w := c.State.Watch(spoke.StartWatch{}, wrappers.Ago(fleetv1.DefaultNodeStartTimeout))
+		w = c.State.Watch(w, wrappers.Now)
+		c.Stalled = c.State.Stalled(wrappers.Now, fleetv1.DefaultNodeStartTimeout, w, nil)
+		c.StartTimedOut, c.NotStarted = c.State.TimeOutStarts(wrappers.Now, fleetv1.DefaultNodeStartTimeout, w, nil)
+		return c
+	}
+	runMemberCases(t, map[string]memberCase{
+		"no pod for any Job of group 0 for the bound: the cluster fails MemberStalled": {
+			cj: keepgoing, cluster: stalled(), admitted: true,
+			want: member.Decision{Start: member.NoGroup},
+			wantRow: [3]string{"Failed", fleetv1.ReasonMemberStalled, "the member created or started no pod of the run for 10m0s (spec.nodeStartTimeout) while 3 of its Jobs waited: " +
+				"its Job controller or scheduler makes no progress, or a quota or an admission policy refuses every pod (see the Jobs' events)"},
+		},
+	})
+}
