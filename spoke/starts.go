@@ -61,10 +61,11 @@ type StartWatch struct {
 	// Groups maps each group with running nodes to when the hub first saw
 	// a Job of it: spec.gates.progressDeadline counts from it.
 	Groups map[int]time.Time
-	// Finished maps each node of the last two groups whose Job finished
-	// to when the hub first saw it finished, and Offset to how far that is
-	// from the Job's own completion time: spec.gates.soak and nodeHealth
-	// count from it.
+	// Finished maps each node whose Job finished and whose result is not
+	// recorded yet to when the hub first saw it finished, and Offset to
+	// how far that is from the Job's own completion time: spec.gates.soak
+	// and nodeHealth count from it. Once recorded, the record's finish
+	// time (written from it) stands.
 	Finished map[string]time.Time
 	Offset   map[string]time.Duration
 }
@@ -81,7 +82,6 @@ func (s State) Watch(w StartWatch, now time.Time) StartWatch {
 	next := StartWatch{Job: map[string]time.Time{}, Pod: map[string]time.Time{}, Progress: w.Progress, Pods: w.Pods, Started: w.Started,
 		Groups: map[int]time.Time{}, Finished: map[string]time.Time{}, Offset: map[string]time.Duration{}}
 	pods, started := 0, 0
-	cur := s.Current()
 	for _, n := range s.Nodes {
 		// A group runs while a node of it has a Job whose result is not
 		// recorded yet: running, or finished and awaiting its record or
@@ -91,7 +91,7 @@ func (s State) Watch(w StartWatch, now time.Time) StartWatch {
 				next.Groups[n.Group] = firstSeenAt(w.Groups, n.Group, now)
 			}
 		}
-		if n.Job != "" && n.CompletionTime != nil && n.Group >= cur-1 {
+		if n.Job != "" && n.CompletionTime != nil && !s.Recorded.Nodes[n.Node].final() {
 			at := firstSeen(w.Finished, n.Node, now)
 			next.Finished[n.Node] = at
 			if off, ok := w.Offset[n.Node]; ok {
@@ -137,8 +137,13 @@ func (s *State) OnHubClock(w StartWatch) {
 	s.GroupsSeen = w.Groups
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
-		if at, ok := w.Finished[n.Node]; ok && n.Job != "" && n.CompletionTime != nil {
+		if n.Job == "" || n.CompletionTime == nil {
+			continue
+		}
+		if at, ok := w.Finished[n.Node]; ok {
 			n.CompletionTime = &metav1.Time{Time: at}
+		} else if r := s.Recorded.Nodes[n.Node]; r.final() && r.Finish != 0 {
+			n.CompletionTime = unixTime(r.Finish)
 		}
 	}
 }
@@ -157,8 +162,8 @@ func (w StartWatch) HubTime(node string, t time.Time) time.Time {
 func (w StartWatch) Waiting() bool { return len(w.Job) > 0 }
 
 // Needed tells whether w still has something to time: a node waiting for
-// its pod, or a group running.
-func (w StartWatch) Needed() bool { return w.Waiting() || len(w.Groups) > 0 }
+// its pod, a group running, or a Job's end not recorded yet.
+func (w StartWatch) Needed() bool { return w.Waiting() || len(w.Groups) > 0 || len(w.Finished) > 0 }
 
 // stalled tells whether the member made no progress for timeout.
 func (w StartWatch) stalled(now time.Time, timeout time.Duration) bool {
