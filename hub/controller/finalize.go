@@ -49,6 +49,7 @@ const cleanupRetry = 5 * time.Second
 // as a refused duplicate registration, does not hold it: garbage collection
 // covers it when it connects.
 func (r *Reconciler) finalizeMemberRun(ctx context.Context, mr *fleetv1.MemberRun) (ctrl.Result, error) {
+	r.starts.forget(watchKey(mr.Spec.ClusterJobUID, mr.Spec.Cluster))
 	if !controllerutil.ContainsFinalizer(mr, Finalizer) {
 		return ctrl.Result{}, nil
 	}

@@ -57,10 +57,20 @@ func (s *startWatches) put(key string, w spoke.StartWatch) {
 	s.watches[key] = w
 }
 
+// forget drops the watch of key: its run ended in the member, or is gone.
+func (s *startWatches) forget(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.watches, key)
+}
+
+// watchKey names the watch of a run (by its ClusterJob's UID) in cluster.
+func watchKey(uid, cluster string) string { return uid + "/" + cluster }
+
 // watchStarts updates the run's StartWatch in its member with st, and has
 // st time its groups and finished Jobs by the hub's clock.
 func (r *Reconciler) watchStarts(cj *fleetv1.ClusterJob, run spoke.Run, st *spoke.State) spoke.StartWatch {
-	key := string(cj.UID) + "/" + run.Cluster
+	key := watchKey(string(cj.UID), run.Cluster)
 	w := st.Watch(r.starts.get(key), r.Clock.Now())
 	r.starts.put(key, w)
 	st.OnHubClock(w)
