@@ -75,6 +75,7 @@ var _ = Describe("Lost nodes", func() {
 		// slack for the record's one-second resolution.
 		Eventually(phaseOf(cj)).WithTimeout(bound + 10*time.Second).WithPolling(200 * time.Millisecond).Should(Equal(fleetv1.PhaseFailed))
 		Expect(time.Since(lost)).To(BeNumerically(">=", bound-time.Second), "not before the bound")
+		GinkgoWriter.Printf("The run ended %s after its node was lost (nodeLostTimeout %s)\n", time.Since(lost).Round(100*time.Millisecond), bound)
 		row := get(cj)(Default).Status.Clusters[0]
 		Expect(row.FailedNodes).To(ConsistOf(And(HaveField("Node", lostNode), HaveField("Reason", fleetv1.NodeReasonNodeLost),
 			HaveField("Message", MatchRegexp(`^node not Ready for \d+s after its pod started, past nodeLostTimeout 10s; its Job is deleted$`)))))
