@@ -86,6 +86,28 @@ var _ = Describe("Lost nodes", func() {
 			"and no second Job when the node comes back")
 	})
 
+	It("keeps the time a node was first read lost across a hub restart: the verdict comes at the bound, not a bound after the restart", func() {
+		const bound = 20 * time.Second
+		m := members["member-a"]
+		cj := makeClusterJob("lost-restart").Clusters(map[string]string{"env": "dev"}).Obj()
+		cj.Spec.NodeLostTimeout = &metav1.Duration{Duration: bound}
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func() map[string]int { return jobNodes(m, cj) }).WithTimeout(30 * time.Second).Should(Equal(nodeNames("a", 4)))
+		lost := startThenLose(cj)
+		Eventually(func(g Gomega) {
+			g.Expect(record(g, m, cj).Nodes[lostNode].Lost).NotTo(BeZero(), "the hub read the node lost")
+		}).WithTimeout(10 * time.Second).Should(Succeed())
+		stopHub()
+		stopHub = func() {}
+		restart := lost.Add(bound / 2)
+		Eventually(func() bool { return time.Now().After(restart) }).WithTimeout(bound).Should(BeTrue()) // the hub is down half the bound
+		stopHub = startHub(hubOptions{})
+
+		Eventually(phaseOf(cj)).WithTimeout(bound).WithPolling(200 * time.Millisecond).Should(Equal(fleetv1.PhaseFailed))
+		Expect(time.Since(lost)).To(BeNumerically("<", bound+bound/4), "from when the first hub read the node lost, not from the restart")
+		Expect(get(cj)(Default).Status.Clusters[0].FailedNodes).To(ConsistOf(HaveField("Reason", fleetv1.NodeReasonNodeLost)))
+	})
+
 	It("counts a node that comes back within nodeLostTimeout as usual once its pod finishes", func() {
 		const bound = 20 * time.Second
 		m := members["member-a"]
