@@ -213,5 +213,5 @@ func JobChanged(old, updated *batchv1.Job) bool {
 
 func trimStatus(s batchv1.JobStatus) batchv1.JobStatus {
 	return batchv1.JobStatus{Conditions: s.Conditions, StartTime: s.StartTime, CompletionTime: s.CompletionTime,
-		Active: s.Active, Ready: s.Ready, Succeeded: s.Succeeded, Failed: s.Failed}
+		Active: s.Active, Ready: s.Ready, Terminating: s.Terminating, Succeeded: s.Succeeded, Failed: s.Failed}
 }

@@ -86,6 +86,10 @@ type NodeResult struct {
 	Finish int64 `json:"f,omitempty"`
 	// Started tells that the node's pod started once.
 	Started bool `json:"st,omitempty"`
+	// Lost is when the hub first read a running node lost, Unix seconds by
+	// the hub's clock, 0 while it is not: spec.nodeLostTimeout counts from
+	// it across hub restarts.
+	Lost int64 `json:"l,omitempty"`
 	// ExitCode and Output are a failed node's container exit code and the
 	// start of its termination message, when its pod could be read.
 	ExitCode *int32 `json:"x,omitempty"`
@@ -170,7 +174,7 @@ func Record(prev Results, st State, created []string, skipped []plan.SkippedNode
 			}
 		case NodeSucceeded:
 		default:
-			r = NodeResult{Phase: NodeRunning, Start: r.Start, Started: n.Started}
+			r = NodeResult{Phase: NodeRunning, Start: r.Start, Started: n.Started, Lost: unix(n.LostSince)}
 		}
 		set(n.Node, r)
 	}

@@ -70,6 +70,14 @@ type NodeState struct {
 	Created *metav1.Time
 	Started bool
 	Pods    int32
+	// Unconfirmed tells, for a running node, that its Job has a pod that
+	// has not finished (active or terminating) and none that is Ready: what
+	// a started pod on a lost node looks like, since the node lifecycle
+	// controller marks its pods not Ready. LostSince is when the hub first
+	// read the node lost, by the hub's clock; nil while it is not known
+	// lost. They decide spec.nodeLostTimeout.
+	Unconfirmed bool
+	LostSince   *metav1.Time
 	// ExitCode and Output are a failed node's container exit code and the
 	// start of its termination message (its last log lines when it wrote
 	// none), when its pod could be read.
@@ -110,6 +118,10 @@ type State struct {
 	// write of the record starts from them.
 	Recorded     Results
 	RecordObject *corev1.ConfigMap
+	// GroupsSeen, when set, maps each running group to when the hub first
+	// saw a Job of it, by the hub's clock (StartWatch.Groups): GroupStart
+	// takes it over the member's timestamps.
+	GroupsSeen map[int]time.Time
 }
 
 // Finished tells whether the run is planned and every group finished. A plan
@@ -229,6 +241,7 @@ func withRecord(ns NodeState, r NodeResult, hasJob bool) NodeState {
 		return out
 	}
 	ns.Started = ns.Started || r.Started
+	ns.LostSince = unixTime(r.Lost)
 	return ns
 }
 
@@ -258,6 +271,7 @@ func nodeState(node string, job *batchv1.Job, present bool) NodeState {
 		s := job.Status
 		ns.Started = ptr.Deref(s.Ready, 0) > 0 || s.Succeeded > 0 || s.Failed > 0
 		ns.Pods = s.Active + s.Succeeded + s.Failed
+		ns.Unconfirmed = ptr.Deref(s.Ready, 0) == 0 && (s.Active > 0 || ptr.Deref(s.Terminating, 0) > 0)
 	default:
 		ns.Phase, ns.Reason, ns.Message = NodeFailed, fleetv1.NodeReasonNodeDeleted, "node was deleted while its Job ran"
 	}
@@ -296,20 +310,27 @@ func trueCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCon
 }
 
 // failedByHub tells whether a node's failure is the hub's verdict on a Job
-// that may still exist (its pod never started, its group ran out of time):
-// the Job is deleted, until it is gone, and the verdict stands even if the
-// Job finishes first.
+// that may still exist (its pod never started, its group ran out of time,
+// its node was lost or deleted): the Job is deleted, until it is gone, and
+// the verdict stands even if the Job finishes first. A deleted node's Job
+// is deleted too: a node registered again under the same name would run
+// its pod after the run counted the node failed.
 func failedByHub(reason string) bool {
 	switch reason {
-	case fleetv1.NodeReasonPodCreateFailed, fleetv1.NodeReasonNotStarted, fleetv1.NodeReasonGroupDeadlineExceeded:
+	case fleetv1.NodeReasonPodCreateFailed, fleetv1.NodeReasonNotStarted, fleetv1.NodeReasonGroupDeadlineExceeded,
+		fleetv1.NodeReasonNodeLost, fleetv1.NodeReasonNodeDeleted:
 		return true
 	}
 	return false
 }
 
-// GroupStart is when group g started: the creation (or start) of its
-// first Job; zero when none of its nodes has a Job.
+// GroupStart is when group g started: when the hub first saw a Job of it
+// (GroupsSeen), else the creation (or start) of its first Job by the
+// member's clock; zero when none of its nodes has a Job.
 func (s State) GroupStart(g int) time.Time {
+	if t, ok := s.GroupsSeen[g]; ok {
+		return t
+	}
 	var first time.Time
 	for _, n := range s.Nodes {
 		if n.Group != g {
@@ -359,47 +380,4 @@ func (s *State) TimeOutGroup(now time.Time, deadline time.Duration) (jobs []stri
 		failed++
 	}
 	return jobs, failed
-}
-
-// TimeOutStarts fails the running nodes whose pod has not started within
-// timeout of their Job's creation, and returns the Jobs of every node failed
-// so that still exist, to be deleted (again, until they are gone), and how
-// many it failed now: a pod that cannot run must not hold its group, nor
-// run later. It is pure.
-func (s *State) TimeOutStarts(now time.Time, timeout time.Duration) (jobs []string, failed int) {
-	for i := range s.Nodes {
-		n := &s.Nodes[i]
-		if n.Phase == NodeFailed && n.Job != "" && failedByHub(n.Reason) {
-			jobs = append(jobs, n.Job) // failed before; its Job is not gone yet
-			continue
-		}
-		if n.Phase != NodeRunning || n.Started || n.Created == nil || now.Sub(n.Created.Time) < timeout {
-			continue
-		}
-		s.Groups[n.Group].Running--
-		s.Groups[n.Group].Failed++
-		n.Phase, n.CompletionTime = NodeFailed, &metav1.Time{Time: now}
-		if n.Pods == 0 {
-			n.Reason, n.Message = fleetv1.NodeReasonPodCreateFailed, fmt.Sprintf("the Job created no pod within %s (a quota or an admission policy refuses it? see the Job's events)", timeout)
-		} else {
-			n.Reason, n.Message = fleetv1.NodeReasonNotStarted, fmt.Sprintf("the Job's pod did not start within %s (unschedulable, or its image cannot be pulled? see the pod's events)", timeout)
-		}
-		jobs = append(jobs, n.Job)
-		failed++
-	}
-	return jobs, failed
-}
-
-// StartDeadline is the earliest time a running node's start times out;
-// false when no node waits for its pod.
-func (s State) StartDeadline(timeout time.Duration) (time.Time, bool) {
-	var first time.Time
-	for _, n := range s.Nodes {
-		if n.Phase == NodeRunning && !n.Started && n.Created != nil {
-			if t := n.Created.Add(timeout); first.IsZero() || t.Before(first) {
-				first = t
-			}
-		}
-	}
-	return first, !first.IsZero()
 }

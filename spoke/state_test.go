@@ -309,82 +309,6 @@ func TestGroupState(t *testing.T) {
 	}
 }
 
-func TestTimeOutStarts(t *testing.T) {
-	created := metav1.NewTime(t0.Add(-10 * time.Minute))
-	recent := metav1.NewTime(t0.Add(-time.Minute))
-	job := func(node string, at metav1.Time, active, ready int32) batchv1.Job {
-		j := makeJob(node).Started(at).Obj()
-		j.CreationTimestamp, j.Status.Active, j.Status.Ready = at, active, ptr.To(ready)
-		return j
-	}
-	three := allOf("a", "b", "c")
-	testCases := map[string]struct {
-		jobs       []batchv1.Job
-		rec        Results
-		wantJobs   []string
-		wantFailed int
-		wantNodes  map[string]string // node: phase/reason
-	}{
-		"no pod after the timeout: PodCreateFailed; a pending pod: NotStarted; a fresh Job waits": {
-			jobs:       []batchv1.Job{job("a", created, 0, 0), job("b", created, 1, 0), job("c", recent, 0, 0)},
-			wantJobs:   []string{jobName("a"), jobName("b")},
-			wantFailed: 2,
-			wantNodes:  map[string]string{"a": "Failed/PodCreateFailed", "b": "Failed/NotStarted", "c": "Running/"},
-		},
-		"a pod that started is never timed out, even once not Ready": {
-			jobs:      []batchv1.Job{job("a", created, 1, 1), job("b", created, 1, 0)},
-			rec:       Results{Nodes: map[string]NodeResult{"b": {Phase: NodeRunning, Started: true}}},
-			wantNodes: map[string]string{"a": "Running/", "b": "Running/", "c": "Pending/"},
-		},
-		"a node failed before whose Job still exists: its Job is deleted again, not counted again": {
-			jobs:      []batchv1.Job{job("a", created, 1, 0)},
-			rec:       Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonNotStarted}}},
-			wantJobs:  []string{jobName("a")},
-			wantNodes: map[string]string{"a": "Failed/NotStarted", "c": "Pending/", "b": "Pending/"},
-		},
-	}
-	for name, tc := range testCases {
-		t.Run(name, func(t *testing.T) {
-			st := Derive(&three, tc.jobs, present("a", "b", "c"), tc.rec)
-			jobs, failed := st.TimeOutStarts(t0.Time, 5*time.Minute)
-			if diff := cmp.Diff(tc.wantJobs, jobs); diff != "" {
-				t.Errorf("TimeOutStarts() jobs mismatch (-want +got):\n%s", diff)
-			}
-			if failed != tc.wantFailed {
-				t.Errorf("TimeOutStarts() failed = %d, want %d", failed, tc.wantFailed)
-			}
-			got := map[string]string{}
-			for _, n := range st.Nodes {
-				got[n.Node] = string(n.Phase) + "/" + n.Reason
-			}
-			if diff := cmp.Diff(tc.wantNodes, got); diff != "" {
-				t.Errorf("nodes mismatch (-want +got):\n%s", diff)
-			}
-			g := st.Groups[0]
-			if g.Pending+g.Running+g.Succeeded+g.Failed+g.Skipped != g.Nodes {
-				t.Errorf("group counts %+v do not add up", g)
-			}
-		})
-	}
-}
-
-func TestStartDeadline(t *testing.T) {
-	first := metav1.NewTime(t0.Add(-2 * time.Minute))
-	two := allOf("a", "b")
-	a := makeJob("a").Obj()
-	a.CreationTimestamp = first
-	b := makeJob("b").Obj()
-	b.CreationTimestamp = t0
-	st := Derive(&two, []batchv1.Job{a, b}, present("a", "b"), Results{})
-	got, ok := st.StartDeadline(5 * time.Minute)
-	if !ok || !got.Equal(first.Add(5*time.Minute)) {
-		t.Errorf("StartDeadline() = %v, %v; want %v", got, ok, first.Add(5*time.Minute))
-	}
-	if _, ok := Derive(&two, nil, present("a", "b"), Results{}).StartDeadline(time.Minute); ok {
-		t.Error("StartDeadline() of a run with no Job = true")
-	}
-}
-
 func TestTimeOutGroup(t *testing.T) {
 	started := metav1.NewTime(t0.Add(-10 * time.Minute))
 	job := func(node string) batchv1.Job {
@@ -443,7 +367,7 @@ func TestTimeOutGroup(t *testing.T) {
 				t.Errorf("group counts %+v do not add up", g)
 			}
 			// A Job failed so is deleted until it is gone.
-			if again, _ := st.TimeOutStarts(t0.Time, time.Hour); tc.wantFailed > 0 && len(again) != tc.wantFailed {
+			if again, _ := st.TimeOutStarts(t0.Time, time.Hour, StartWatch{}, nil); tc.wantFailed > 0 && len(again) != tc.wantFailed {
 				t.Errorf("TimeOutStarts() after the deadline gives %d Jobs to delete, want %d", len(again), tc.wantFailed)
 			}
 		})

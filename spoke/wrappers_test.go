@@ -142,6 +142,12 @@ func (w *jobWrapper) Unmanaged() *jobWrapper { delete(w.Labels, fleetv1.ManagedB
 // Started sets status.startTime.
 func (w *jobWrapper) Started(t metav1.Time) *jobWrapper { w.Status.StartTime = &t; return w }
 
+// Pods sets status.active, status.ready and status.terminating.
+func (w *jobWrapper) Pods(active, ready, terminating int32) *jobWrapper {
+	w.Status.Active, w.Status.Ready, w.Status.Terminating = active, &ready, &terminating
+	return w
+}
+
 // Condition adds a status.conditions entry.
 func (w *jobWrapper) Condition(ct batchv1.JobConditionType, s corev1.ConditionStatus, reason, msg string, t metav1.Time) *jobWrapper {
 	w.Status.Conditions = append(w.Status.Conditions, batchv1.JobCondition{

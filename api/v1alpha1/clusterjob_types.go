@@ -195,6 +195,13 @@ type BetweenClustersGate struct {
 // DefaultNodeStartTimeout is spec.nodeStartTimeout when it is not set.
 const DefaultNodeStartTimeout = 10 * time.Minute
 
+// DefaultNodeLostTimeout is spec.nodeLostTimeout when it is not set: long
+// enough for a node that reboots (a kernel update, a maintenance Job) to
+// come back and its kubelet to report again, short enough that a dead node
+// holds its group no longer than a pod that never starts
+// (DefaultNodeStartTimeout).
+const DefaultNodeLostTimeout = 10 * time.Minute
+
 // ClusterJobSpec is the desired run. It is immutable after creation except
 // for suspend, so the status can never describe a different spec than the one
 // that ran.
@@ -209,6 +216,7 @@ const DefaultNodeStartTimeout = 10 * time.Minute
 // +kubebuilder:validation:XValidation:rule="has(self.clusterRollout) == has(oldSelf.clusterRollout) && (!has(self.clusterRollout) || self.clusterRollout == oldSelf.clusterRollout)",message="clusterRollout is immutable",fieldPath=".clusterRollout"
 // +kubebuilder:validation:XValidation:rule="self.jobTemplate == oldSelf.jobTemplate",message="jobTemplate is immutable",fieldPath=".jobTemplate"
 // +kubebuilder:validation:XValidation:rule="has(self.nodeStartTimeout) == has(oldSelf.nodeStartTimeout) && (!has(self.nodeStartTimeout) || duration(self.nodeStartTimeout) == duration(oldSelf.nodeStartTimeout))",message="nodeStartTimeout is immutable",fieldPath=".nodeStartTimeout"
+// +kubebuilder:validation:XValidation:rule="has(self.nodeLostTimeout) == has(oldSelf.nodeLostTimeout) && (!has(self.nodeLostTimeout) || duration(self.nodeLostTimeout) == duration(oldSelf.nodeLostTimeout))",message="nodeLostTimeout is immutable",fieldPath=".nodeLostTimeout"
 // +kubebuilder:validation:XValidation:rule="has(self.retryOf) == has(oldSelf.retryOf) && (!has(self.retryOf) || self.retryOf == oldSelf.retryOf)",message="retryOf is immutable",fieldPath=".retryOf"
 // +kubebuilder:validation:XValidation:rule="has(self.retry) == has(oldSelf.retry) && (!has(self.retry) || self.retry == oldSelf.retry)",message="retry is immutable",fieldPath=".retry"
 // +kubebuilder:validation:XValidation:rule="!has(self.retry) || has(self.retryOf)",message="retry needs retryOf: it says which nodes of that run to run again",fieldPath=".retry"
@@ -263,17 +271,36 @@ type ClusterJobSpec struct {
 	// +optional
 	ClusterRollout *ClusterRollout `json:"clusterRollout,omitempty"`
 
-	// nodeStartTimeout is how long a node's Job may go without its pod
-	// starting (Ready) or finishing. Past it, the node counts as failed with
-	// reason `PodCreateFailed` (no pod could be created: quota, admission) or
-	// `NotStarted` (its pod never started: unschedulable, image pull), and
-	// its Job is deleted, so that a pod that cannot run never holds its group.
-	// Default 10m. The Job template's own activeDeadlineSeconds still
-	// applies to a pod that runs.
+	// nodeStartTimeout is how long a node's pod may go without starting
+	// (Ready) or finishing, from when the hub first saw the pod (or, while
+	// its Job has no pod, the Job), by the hub's clock. At that bound a
+	// node whose pod is refused (unschedulable, with the scheduler's
+	// message; an image that cannot be pulled; a missing ConfigMap or
+	// Secret) counts as failed with reason `NotStarted`; any other waiting
+	// node fails only once its member also made no progress for as long
+	// (created or started no pod of the run): `PodCreateFailed` when its
+	// Job has no pod (quota, admission), `NotStarted` when its pod never
+	// started. A member that works through a queue of pods fails no node.
+	// The failed node's Job is deleted, so that a pod that cannot run never
+	// holds its group. Default 10m. The Job template's own
+	// activeDeadlineSeconds still applies to a pod that runs.
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s')",message="nodeStartTimeout must be at least 1s"
 	// +optional
 	NodeStartTimeout *metav1.Duration `json:"nodeStartTimeout,omitempty"`
+
+	// nodeLostTimeout is how long a node whose Job's pod started may stay
+	// lost: NotReady or Unknown (its kubelet stopped reporting: power loss,
+	// a kernel panic, a reboot) while its pod is not Ready. Past it, the
+	// node counts as failed with reason `NodeLost`, and its Job is deleted,
+	// so that its pod never runs later, when the node comes back. It counts
+	// from when the hub first saw the node lost, by the hub's clock. A node
+	// that comes back within it and whose pod then finishes counts as
+	// usual. Default 10m; at least 10s, at most 24h.
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('10s') && duration(self) <= duration('24h')",message="nodeLostTimeout must be from 10s to 24h"
+	// +optional
+	NodeLostTimeout *metav1.Duration `json:"nodeLostTimeout,omitempty"`
 
 	// retryOf makes this run a retry of an ended ClusterJob in the same
 	// namespace: it runs that run's frozen plan again in each of its

@@ -89,6 +89,12 @@ const (
 	// nodes the hub failed were still there, past the deletion deadline;
 	// the event names them.
 	ReasonJobsLeftBehind = "JobsLeftBehind"
+	// ReasonMemberStalled: the member created or started no pod of the run
+	// for spec.nodeStartTimeout while Jobs of it waited (its Job
+	// controller or scheduler makes no progress, or a quota or an
+	// admission policy refuses every pod); the waiting nodes fail and the
+	// cluster stops.
+	ReasonMemberStalled = "MemberStalled"
 )
 
 // Condition type and reasons of a MemberRun that the hub does not run.
@@ -191,4 +197,8 @@ const (
 	// NodeReasonGroupDeadlineExceeded: the node's group ran past
 	// spec.gates.progressDeadline before the node finished.
 	NodeReasonGroupDeadlineExceeded = "GroupDeadlineExceeded"
+	// NodeReasonNodeLost: the node's pod started, then the node was
+	// NotReady or Unknown for longer than spec.nodeLostTimeout while its
+	// pod was not Ready; its Job is deleted.
+	NodeReasonNodeLost = "NodeLost"
 )

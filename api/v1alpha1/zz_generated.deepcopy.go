@@ -180,6 +180,11 @@ func (in *ClusterJobSpec) DeepCopyInto(out *ClusterJobSpec) {
 		*out = new(v1.Duration)
 		**out = **in
 	}
+	if in.NodeLostTimeout != nil {
+		in, out := &in.NodeLostTimeout, &out.NodeLostTimeout
+		*out = new(v1.Duration)
+		**out = **in
+	}
 	if in.RetryOf != nil {
 		in, out := &in.RetryOf, &out.RetryOf
 		*out = new(RetryOf)

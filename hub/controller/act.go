@@ -144,6 +144,10 @@ func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob,
 		add(note{corev1.EventTypeWarning, "NodeNotStarted", fmt.Sprintf("cluster %s: %d nodes failed: their pods did not start within %s",
 			c.Name, c.NotStarted, nodeStartTimeout(cj))})
 	}
+	if c.Lost > 0 {
+		add(note{corev1.EventTypeWarning, fleetv1.NodeReasonNodeLost, fmt.Sprintf("cluster %s: %d nodes failed: lost (not Ready) for longer than spec.nodeLostTimeout (%s) after their pods started",
+			c.Name, c.Lost, nodeLostTimeout(cj))})
+	}
 	if c.DeadlineExceeded > 0 {
 		add(note{corev1.EventTypeWarning, fleetv1.NodeReasonGroupDeadlineExceeded, fmt.Sprintf("cluster %s: %d nodes failed: their group ran past spec.gates.progressDeadline (%s)",
 			c.Name, c.DeadlineExceeded, cj.Spec.Gates.ProgressDeadline.Duration)})

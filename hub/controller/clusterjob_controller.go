@@ -136,6 +136,9 @@ type Reconciler struct {
 	// decoding.
 	plans   spoke.Plans
 	records spoke.Records
+	// starts is what the hub saw of each run's starts per member, by its
+	// own clock.
+	starts startWatches
 }
 
 // reconcileClusterJob fetches the ClusterJob and its MemberRuns, creates

@@ -52,6 +52,10 @@ const cleanupRetry = 5 * time.Second
 // not the hub's to act on, and the run of a ClusterJob that is gone is
 // garbage collection's.
 func (r *Reconciler) finalizeMemberRun(ctx context.Context, mr *fleetv1.MemberRun, ours bool) (ctrl.Result, error) {
+	if ours {
+		// A copy naming the run's UID must not reset the run's bounds.
+		r.starts.forget(watchKey(mr.Spec.ClusterJobUID, mr.Spec.Cluster))
+	}
 	if !controllerutil.ContainsFinalizer(mr, Finalizer) {
 		return ctrl.Result{}, nil
 	}

@@ -86,6 +86,9 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 		}
 		return ctrl.Result{}, err
 	}
+	if row.Phase.IsFinished() {
+		r.starts.forget(watchKey(mr.Spec.ClusterJobUID, mr.Spec.Cluster)) // never reconciled again but to be deleted
+	}
 	if exceeded {
 		budgetsExceeded.WithLabelValues(fleet.ScopeCluster, onExceeded(cj)).Inc()
 	}

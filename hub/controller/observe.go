@@ -57,16 +57,25 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	defer cancel()
 	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), cl.GetAPIReader(), run, spoke.FromIndexedCache(), spoke.WithPlans(&r.plans), spoke.WithRecords(&r.records),
 		spoke.WithInformers(clusters.InformersOf(cl)))
+	var w spoke.StartWatch
+	if c.Error == nil && c.State.Planned {
+		w = r.watchStarts(cj, run, &c.State)
+	}
 	if g := cj.Spec.Gates; c.Error == nil && c.State.Planned && g != nil && g.NodeHealth != nil {
-		c.HealthRecheck, c.Error = gateHealth(ctx, cl.GetAPIReader(), cj, &c.State, r.Clock.Now())
+		c.HealthRecheck, c.Error = gateHealth(ctx, cl.GetAPIReader(), cj, &c.State, w, r.Clock.Now())
 	}
 	if c.Error == nil && c.State.Planned {
 		var late []string
 		if g := cj.Spec.Gates; g != nil && g.ProgressDeadline != nil {
 			late, c.DeadlineExceeded = c.State.TimeOutGroup(r.Clock.Now(), g.ProgressDeadline.Duration)
 		}
-		c.StartTimedOut, c.NotStarted = c.State.TimeOutStarts(r.Clock.Now(), nodeStartTimeout(cj))
+		c.StartTimedOut, c.NotStarted, c.Stalled, c.StartRecheck = r.timeOutStarts(ctx, cl.GetAPIReader(), cj, run, &c.State, w)
 		c.StartTimedOut = append(c.StartTimedOut, late...)
+	}
+	if c.Error == nil && c.State.Planned {
+		var lost []string
+		lost, c.Lost, c.LostRecheck, c.Error = timeOutLost(ctx, cl.GetAPIReader(), cj, &c.State, r.Clock.Now())
+		c.StartTimedOut = append(c.StartTimedOut, lost...)
 	}
 	if c.Error == nil && !c.State.Planned && prev != nil && prev.StartTime != nil && m.Reachable {
 		c.PlanLost, c.LeftJobs, c.Error = planLost(ctx, cl, run)
@@ -83,13 +92,45 @@ const maxHealthReads = 100
 // gateHealth reads the health of the nodes whose Job succeeded and holds
 // them back until they prove it (spec.gates.nodeHealth). next is when to
 // look again.
-func gateHealth(ctx context.Context, r client.Reader, cj *fleetv1.ClusterJob, st *spoke.State, now time.Time) (next time.Time, err error) {
+func gateHealth(ctx context.Context, r client.Reader, cj *fleetv1.ClusterJob, st *spoke.State, w spoke.StartWatch, now time.Time) (next time.Time, err error) {
 	gate := *cj.Spec.Gates.NodeHealth
 	reads, err := spoke.ReadNodeHealth(ctx, r, st.HealthReads(now, gate, maxHealthReads), cj.Spec.JobTemplate.Spec.Template.Spec.Tolerations)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("reading node health: %w", err)
 	}
+	for node, h := range reads {
+		h.ReadySince = w.HubTime(node, h.ReadySince) // as its Job's end is: by the hub's clock
+		reads[node] = h
+	}
 	return st.GateHealth(now, gate, reads), nil
+}
+
+// maxLostReads bounds the Nodes read per reconcile for
+// spec.nodeLostTimeout, as maxHealthReads does for the health gate: a
+// member whose kubelets all died is read over a few reconciles.
+const maxLostReads = 100
+
+// timeOutLost reads the nodes of started pods that are not Ready and fails
+// those lost for longer than spec.nodeLostTimeout (see
+// spoke.State.TimeOutLost). A Node read that fails is the cluster's error:
+// retried, and bounded by --member-error-timeout.
+func timeOutLost(ctx context.Context, r client.Reader, cj *fleetv1.ClusterJob, st *spoke.State, now time.Time) (jobs []string, failed int, next time.Time, err error) {
+	timeout := nodeLostTimeout(cj)
+	reads, err := spoke.ReadNodeHealth(ctx, r, st.LostReads(now, timeout, maxLostReads), nil)
+	if err != nil {
+		return nil, 0, time.Time{}, fmt.Errorf("reading the nodes of pods not Ready: %w", err)
+	}
+	jobs, failed, next = st.TimeOutLost(now, timeout, reads)
+	return jobs, failed, next, nil
+}
+
+// nodeLostTimeout is the run's spec.nodeLostTimeout, defaulted as the API
+// server does for objects that predate it.
+func nodeLostTimeout(cj *fleetv1.ClusterJob) time.Duration {
+	if t := cj.Spec.NodeLostTimeout; t != nil && t.Duration > 0 {
+		return t.Duration
+	}
+	return fleetv1.DefaultNodeLostTimeout
 }
 
 // planLost tells whether a started cluster's plan is really gone, as the

@@ -54,11 +54,26 @@ type Cluster struct {
 	// Previous is the cluster's row in the last written status, if any.
 	Previous *fleetv1.ClusterStatus
 	// StartTimedOut are the Jobs of nodes the hub failed (their pod never
-	// started, their group ran past its progress deadline), to be deleted;
+	// started, their group ran past its progress deadline, their node was
+	// lost or deleted), to be deleted;
 	// NotStarted and DeadlineExceeded count the nodes failed so now.
 	StartTimedOut    []string
 	NotStarted       int
 	DeadlineExceeded int
+	// Lost counts the nodes failed now because their node was lost past
+	// spec.nodeLostTimeout (their Jobs are in StartTimedOut), and
+	// LostRecheck is when a node that may be lost is to be read again;
+	// zero when none may be.
+	Lost        int
+	LostRecheck time.Time
+	// Stalled counts the nodes failed now because the member created or
+	// started no pod of the run for spec.nodeStartTimeout: the cluster
+	// fails MemberStalled with them.
+	Stalled int
+	// StartRecheck is when a node whose pod has not started may time out
+	// (spec.nodeStartTimeout), or its pod is to be read again for a
+	// refusal; zero when no node waits for its pod.
+	StartRecheck time.Time
 	// ClusterID is the identity of the cluster the registration points at
 	// now, once engaged.
 	ClusterID string
@@ -96,7 +111,9 @@ type Input struct {
 	// MemberErrorTimeout is how long the hub's work in a reachable cluster
 	// may keep failing before the cluster fails.
 	MemberErrorTimeout time.Duration
-	// NodeStartTimeout is the run's spec.nodeStartTimeout.
+	// NodeStartTimeout is the run's spec.nodeStartTimeout (the hub
+	// decides start timeouts as it observes; Cluster.StartRecheck says
+	// when to look again).
 	NodeStartTimeout time.Duration
 	// ConnectingGraceUntil ends the hub's startup grace: until then, a
 	// cluster the hub is still connecting to accrues no unreachable time, so
@@ -130,7 +147,8 @@ type Decision struct {
 func Decide(in Input) Decision {
 	d := Decision{Start: NoGroup, Stopped: stopped(in), Held: held(in) && !finished(in), RequeueAfter: RequeueAfter(in)}
 	c := in.Cluster
-	if d.Stopped || d.Held || ptr.Deref(in.Spec.Suspend, false) || finished(in) {
+	// A failed cluster waiting for its Jobs to be deleted starts nothing.
+	if _, failed := failure(in, in.Cluster); failed || d.Stopped || d.Held || ptr.Deref(in.Spec.Suspend, false) || finished(in) {
 		return d
 	}
 	ready := c.Engaged && c.Reachable && c.Error == nil
@@ -316,12 +334,14 @@ func terminal(c Cluster) bool {
 // or the deletion deadline passed: once the row is terminal nothing deletes
 // it again, and a late pod would run the node after the run ended.
 func finished(in Input) bool {
+	return terminal(in.Cluster) || !deleting(in) && done(in)
+}
+
+// done is finished but for the Jobs still to delete.
+func done(in Input) bool {
 	c := in.Cluster
 	if _, failed := failure(in, c); terminal(c) || failed {
 		return true
-	}
-	if deleting(in) {
-		return false
 	}
 	if !started(c) {
 		return stopped(in) // it will never start
@@ -379,6 +399,13 @@ func failure(in Input, c Cluster) (clusterFailure, bool) {
 	case changed(c):
 		return clusterFailure{fleetv1.ReasonClusterChanged, fmt.Sprintf("the registration now points at another cluster (kube-system UID %s) than the run started in (%s); "+
 			"nothing of the run is created there", c.ClusterID, c.Previous.ClusterID)}, true
+	case c.Stalled > 0:
+		return clusterFailure{fleetv1.ReasonMemberStalled, fmt.Sprintf("the member created or started no pod of the run for %s (spec.nodeStartTimeout) while %d of its Jobs waited: "+
+			"its Job controller or scheduler makes no progress, or a quota or an admission policy refuses every pod (see the Jobs' events)", in.NodeStartTimeout, c.Stalled)}, true
+	case c.Previous != nil && c.Previous.Reason == fleetv1.ReasonMemberStalled:
+		// Stalled while its Jobs were deleted: the nodes it counted have
+		// their verdicts now, and the failure stands.
+		return clusterFailure{c.Previous.Reason, c.Previous.Message}, true
 	case c.PlanLost:
 		return clusterFailure{fleetv1.ReasonPlanLost, fmt.Sprintf("the run's frozen plan is gone from the cluster (%d of its Jobs are left there); "+
 			"re-planning could run a node twice, so the cluster stops", c.LeftJobs)}, true
@@ -456,7 +483,7 @@ func RequeueAfter(in Input) time.Duration {
 		}
 	}
 	c := in.Cluster
-	if _, failed := failure(in, c); terminal(c) || failed {
+	if _, failed := failure(in, c); terminal(c) || failed && !deleting(in) {
 		return 0 // its status is written now; nothing more is due
 	}
 	if since := unreachableSince(in, c); !since.IsZero() {
@@ -465,13 +492,16 @@ func RequeueAfter(in Input) time.Duration {
 	if inStartupGrace(in, c) {
 		due(in.ConnectingGraceUntil.Sub(in.Now))
 	}
-	if t, ok := c.State.StartDeadline(in.NodeStartTimeout); ok && c.Engaged {
-		due(max(time.Second, t.Sub(in.Now))) // no event comes for a pod that never starts
+	if !c.StartRecheck.IsZero() && c.Engaged {
+		due(max(time.Second, c.StartRecheck.Sub(in.Now))) // no event comes for a pod that never starts
 	}
 	if g := in.Spec.Gates; g != nil && g.ProgressDeadline != nil && c.Engaged {
 		if t, ok := c.State.GroupDeadline(g.ProgressDeadline.Duration); ok {
 			due(max(time.Second, t.Sub(in.Now)))
 		}
+	}
+	if !c.LostRecheck.IsZero() && c.Engaged {
+		due(max(time.Second, c.LostRecheck.Sub(in.Now))) // a lost node's bound ends with no event
 	}
 	if !c.HealthRecheck.IsZero() && c.Engaged {
 		due(max(10*time.Millisecond, c.HealthRecheck.Sub(in.Now))) // a node turning Ready sends no event the hub watches

@@ -402,10 +402,10 @@ func TestHubFailedJobsHoldTheCluster(t *testing.T) {
 		r := wrappers.MakeRun(cj, "a", 2)
 		nodes := r.Group(0)
 		st := r.Succeed(nodes[0]).Start(nodes[1]).State()
-		for i := range st.Nodes {
-			st.Nodes[i].Created = &metav1.Time{Time: verdict.Add(-fleetv1.DefaultNodeStartTimeout)}
-		}
-		jobs, failed := st.TimeOutStarts(verdict, fleetv1.DefaultNodeStartTimeout)
+		// Seen waiting since the bound, by a member that made no progress.
+		since := verdict.Add(-fleetv1.DefaultNodeStartTimeout)
+		w := spoke.StartWatch{Job: map[string]time.Time{nodes[1]: since}, Pod: map[string]time.Time{nodes[1]: since}, Progress: since}
+		jobs, failed := st.TimeOutStarts(verdict, fleetv1.DefaultNodeStartTimeout, w, nil)
 		if failed != 1 {
 			t.Fatalf("TimeOutStarts failed %d nodes, want 1", failed)
 		}
@@ -458,4 +458,103 @@ func TestHubFailedJobsHoldTheCluster(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNodeLost: a node lost after its pod started holds its group only until
+// spec.nodeLostTimeout; then it fails, NodeLost, and the run goes on.
+func TestNodeLost(t *testing.T) {
+	keepgoing, exit := clusterJob(false), clusterJob(true)
+	const timeout = 10 * time.Minute
+	// lost is group 0 with its first node lost since `since`, the others
+	// succeeded, read and timed out as the hub does it.
+	lost := func(cj *fleetv1.ClusterJob, since time.Time, reads map[string]spoke.NodeHealth) member.Cluster {
+		r := wrappers.MakeRun(cj, "a", 6)
+		c := r.Succeed(r.Group(0)[1:]...).LostSince(since, r.Group(0)[0]).Cluster().Previous(started()).Obj()
+		c.StartTimedOut, c.Lost, c.LostRecheck = c.State.TimeOutLost(wrappers.Now, timeout, reads)
+		return c
+	}
+	notReady := map[string]spoke.NodeHealth{"a-n01": {Found: true}}
+	testCases := map[string]memberCase{
+		"lost a minute ago: nothing starts; looked at again when its bound ends, with no event to wake it": {
+			cj: keepgoing, cluster: lost(keepgoing, wrappers.Ago(time.Minute), nil),
+			want:    member.Decision{Start: member.NoGroup, RequeueAfter: 9 * time.Minute},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"lost past its bound, still lost: it fails NodeLost and keepgoing starts the next group; its Job's delete is retried": {
+			cj: keepgoing, cluster: lost(keepgoing, wrappers.Ago(11*time.Minute), notReady),
+			want:    member.Decision{Start: 1, RequeueAfter: 30 * time.Second},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"lost past its bound under exit: the cluster stops, and ends once the lost node's Job is gone": {
+			cj: exit, cluster: lost(exit, wrappers.Ago(11*time.Minute), notReady),
+			want:    member.Decision{Start: member.NoGroup, Stopped: true, RequeueAfter: 30 * time.Second},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, "deleting 1 Jobs of nodes the hub failed, disk-clean-a-n01-cru74m3yqv first, before the cluster ends"},
+		},
+		"lost past its bound under exit, its Job gone: the cluster fails, naming the node": {
+			cj: exit, cluster: func() member.Cluster {
+				c := lost(exit, wrappers.Ago(11*time.Minute), notReady)
+				c.StartTimedOut = nil
+				return c
+			}(),
+			want:    member.Decision{Start: member.NoGroup, Stopped: true},
+			wantRow: [3]string{"Failed", fleetv1.ReasonNodeFailed, "1 of 6 nodes failed: a-n01"},
+		},
+		"back within its bound (read Ready): forgotten, read again in a poll": {
+			cj: keepgoing, cluster: lost(keepgoing, wrappers.Ago(11*time.Minute), map[string]spoke.NodeHealth{"a-n01": {Found: true, ReadySince: wrappers.Ago(time.Second)}}),
+			want:    member.Decision{Start: member.NoGroup, RequeueAfter: spoke.LostPoll},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+	}
+	for name, tc := range testCases {
+		tc.admitted = true
+		testCases[name] = tc
+	}
+	runMemberCases(t, testCases)
+	c := lost(keepgoing, wrappers.Ago(11*time.Minute), notReady)
+	row := member.Status(member.Input{Spec: &keepgoing.Spec, Cluster: c, Admitted: true, Now: wrappers.Now,
+		UnreachableTimeout: time.Hour, MemberErrorTimeout: 10 * time.Minute, NodeStartTimeout: fleetv1.DefaultNodeStartTimeout}, member.Decision{Start: 1})
+	if len(row.FailedNodes) != 1 || row.FailedNodes[0].Node != "a-n01" || row.FailedNodes[0].Reason != fleetv1.NodeReasonNodeLost ||
+		row.FailedNodes[0].Message != "node not Ready for 11m0s after its pod started, past nodeLostTimeout 10m0s; its Job is deleted" {
+		t.Errorf("row.FailedNodes = %+v; want a-n01 NodeLost, saying for how long", row.FailedNodes)
+	}
+	if len(c.StartTimedOut) != 1 {
+		t.Errorf("Jobs to delete = %v; want the lost node's", c.StartTimedOut)
+	}
+}
+
+// TestMemberStalled: a member that created or started no pod of the run
+// for nodeStartTimeout while Jobs waited fails as a member, with the
+// reason, and starts no further group (each would wait as long again).
+func TestMemberStalled(t *testing.T) {
+	keepgoing := clusterJob(false)
+	stalled := func() member.Cluster {
+		r := wrappers.MakeRun(keepgoing, "a", 6)
+		c := r.Start(r.Group(0)...).Cluster().Previous(started()).Obj()
+		w := c.State.Watch(spoke.StartWatch{}, wrappers.Ago(fleetv1.DefaultNodeStartTimeout))
+		w = c.State.Watch(w, wrappers.Now)
+		c.Stalled = c.State.Stalled(wrappers.Now, fleetv1.DefaultNodeStartTimeout, w, nil)
+		c.StartTimedOut, c.NotStarted = c.State.TimeOutStarts(wrappers.Now, fleetv1.DefaultNodeStartTimeout, w, nil)
+		return c
+	}
+	const stall = "the member created or started no pod of the run for 10m0s (spec.nodeStartTimeout) while 3 of its Jobs waited: " +
+		"its Job controller or scheduler makes no progress, or a quota or an admission policy refuses every pod (see the Jobs' events)"
+	runMemberCases(t, map[string]memberCase{
+		"no pod for any Job of group 0 for the bound: the cluster fails MemberStalled, once its Jobs are deleted; no group starts meanwhile": {
+			cj: keepgoing, cluster: stalled(), admitted: true,
+			want:    member.Decision{Start: member.NoGroup, RequeueAfter: 30 * time.Second},
+			wantRow: [3]string{"Running", fleetv1.ReasonMemberStalled, stall},
+		},
+		"its Jobs gone, the stall remembered from the row: the cluster fails MemberStalled": {
+			cj: keepgoing, cluster: func() member.Cluster {
+				c := stalled()
+				c.StartTimedOut, c.Stalled = nil, 0
+				prev := started()
+				prev.Reason, prev.Message = fleetv1.ReasonMemberStalled, stall
+				c.Previous = &prev
+				return c
+			}(), admitted: true,
+			want:    member.Decision{Start: member.NoGroup},
+			wantRow: [3]string{"Failed", fleetv1.ReasonMemberStalled, stall},
+		},
+	})
 }

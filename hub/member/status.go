@@ -78,9 +78,14 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 	switch {
 	case c.Previous != nil && c.Previous.Phase.IsFinished():
 		return c.Previous.Phase, c.Previous.Reason, c.Previous.Message
-	case failing(in, c):
+	case failing(in, c) && !deleting(in):
 		f, _ := failure(in, c)
 		return fleetv1.ClusterFailed, f.reason, text.Truncate(f.message, fleetv1.MaxClusterMessageLength)
+	case failing(in, c):
+		// Not terminal until the Jobs of its failed nodes are gone: a
+		// terminal row is never looked at again.
+		f, _ := failure(in, c)
+		return pendingOrRunning(c), f.reason, text.Truncate(f.message, fleetv1.MaxClusterMessageLength)
 	case c.Engaged && c.State.Finished() && !deleting(in):
 		if over := budgetExceeded(in); over != "" {
 			return fleetv1.ClusterFailed, fleetv1.ReasonFailureBudgetExceeded, text.Truncate(over, fleetv1.MaxClusterMessageLength)
@@ -110,7 +115,7 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 	case !soakingUntil(in).IsZero():
 		return fleetv1.ClusterRunning, fleetv1.ReasonSoaking, fmt.Sprintf("Soaking until %s (spec.gates.soak %s after group %s)",
 			soakingUntil(in).UTC().Format(time.RFC3339), in.Spec.Gates.Soak.Duration, in.Cluster.State.Groups[in.Cluster.State.Current()-1].Name)
-	case deleting(in):
+	case deleting(in) && done(in):
 		return fleetv1.ClusterRunning, fleetv1.ReasonRunning, text.Truncate(fmt.Sprintf("deleting %d Jobs of nodes the hub failed, %s first, before the cluster ends",
 			len(c.StartTimedOut), c.StartTimedOut[0]), fleetv1.MaxClusterMessageLength)
 	case d.Held:

@@ -119,6 +119,12 @@ var _ = Describe("Members that fail mid-run", func() {
 		Expect(row.FailedNodes).To(HaveLen(1))
 		Expect(row.FailedNodes[0].Node).To(Equal("a-node-2"))
 		Expect(row.FailedNodes[0].Reason).To(Equal(fleetv1.NodeReasonNodeDeleted))
-		Expect(jobNodes(a, cj)).To(Equal(map[string]int{"a-node-1": 1, "a-node-2": 1, "a-node-3": 1}))
+		// Its Job is deleted with the verdict: a node registered again
+		// under the same name (a VM rebuilt) must not run it.
+		left := map[string]int{"a-node-1": 1, "a-node-3": 1}
+		Eventually(func() map[string]int { return jobNodes(a, cj) }).Should(Equal(left))
+		recreateNodes(a, "a", 2)
+		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2 * time.Second).Should(Equal(left))
+		Expect(get(cj)(Default).Status.Clusters[0].FailedNodes[0].Reason).To(Equal(fleetv1.NodeReasonNodeDeleted))
 	})
 })

@@ -223,6 +223,9 @@ var _ = Describe("Faults in members", func() {
 		Expect(row.FailedNodes).To(HaveLen(1))
 		Expect(row.FailedNodes[0].Node).To(Equal("a-node-2"))
 		Expect(row.FailedNodes[0].Reason).To(Equal(fleetv1.NodeReasonPodCreateFailed))
+		// The other nodes finished: the member then created no pod for
+		// the bound, and fails as a member too.
+		Expect(row.Reason).To(Equal(fleetv1.ReasonMemberStalled))
 		Eventually(func() map[string]int { return jobNodes(a, cj) }).
 			Should(Equal(map[string]int{"a-node-1": 1, "a-node-3": 1, "a-node-4": 1}), "the stuck Job is deleted")
 		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2*time.Second).

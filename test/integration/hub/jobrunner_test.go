@@ -85,6 +85,15 @@ func (r *jobRunner) stallOn(nodes ...string) {
 	}
 }
 
+// unstall lets Jobs on these nodes finish again.
+func (r *jobRunner) unstall(nodes ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range nodes {
+		delete(r.stallNodes, n)
+	}
+}
+
 // hold keeps Jobs running until release.
 func (r *jobRunner) hold(h bool) {
 	r.mu.Lock()
@@ -193,6 +202,11 @@ func (r *jobRunner) finish(ctx context.Context, job *batchv1.Job, fail bool) err
 		start = *job.Status.StartTime
 	}
 	job.Status.StartTime = &start
+	// A finished Job has no pod left running.
+	job.Status.Active = 0
+	if job.Status.Ready != nil {
+		job.Status.Ready = new(int32)
+	}
 	cond := func(t batchv1.JobConditionType, reason, msg string) batchv1.JobCondition {
 		return batchv1.JobCondition{Type: t, Status: corev1.ConditionTrue, Reason: reason, Message: msg, LastProbeTime: now, LastTransitionTime: now}
 	}

@@ -197,6 +197,20 @@ var _ = Describe("Creating a ClusterJob", func() {
 				return cj
 			}(),
 			"spec.nodeStartTimeout", "nodeStartTimeout must be at least 1s"),
+		Entry("nodeLostTimeout under 10s",
+			func() *fleetv1.ClusterJob {
+				cj := makeClusterJob().Obj()
+				cj.Spec.NodeLostTimeout = &metav1.Duration{Duration: 5 * time.Second}
+				return cj
+			}(),
+			"spec.nodeLostTimeout", "nodeLostTimeout must be from 10s to 24h"),
+		Entry("nodeLostTimeout over a day",
+			func() *fleetv1.ClusterJob {
+				cj := makeClusterJob().Obj()
+				cj.Spec.NodeLostTimeout = &metav1.Duration{Duration: 25 * time.Hour}
+				return cj
+			}(),
+			"spec.nodeLostTimeout", "nodeLostTimeout must be from 10s to 24h"),
 		Entry("jobTemplate with suspend true",
 			makeClusterJob().JobSuspend(true).Obj(),
 			"spec.jobTemplate", "jobTemplate.spec.suspend must not be true"),
@@ -281,6 +295,9 @@ var _ = Describe("Creating a ClusterJob", func() {
 			if want.NodeStartTimeout == nil {
 				want.NodeStartTimeout = &metav1.Duration{Duration: fleetv1.DefaultNodeStartTimeout}
 			}
+			if want.NodeLostTimeout == nil {
+				want.NodeLostTimeout = &metav1.Duration{Duration: fleetv1.DefaultNodeLostTimeout}
+			}
 			Expect(cj.Spec).To(Equal(*want), f)
 		}
 	})
@@ -302,6 +319,7 @@ var _ = Describe("Creating a ClusterJob", func() {
 		Expect(cj.Spec.Strategy).To(Equal(fleetv1.Strategy{Type: fleetv1.StrategyAll}))
 		Expect(cj.Spec.FailureStrategy).To(Equal(fleetv1.FailureStrategyKeepGoing))
 		Expect(cj.Spec.NodeStartTimeout).To(Equal(&metav1.Duration{Duration: 10 * time.Minute}))
+		Expect(cj.Spec.NodeLostTimeout).To(Equal(&metav1.Duration{Duration: 10 * time.Minute}))
 	})
 
 	It("defaults the batch order to alphabetical", func() {

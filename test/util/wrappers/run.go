@@ -26,6 +26,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/member"
@@ -84,6 +85,7 @@ type RunWrapper struct {
 	plan    plan.Plan
 	jobs    map[string]batchv1.Job
 	present map[string]bool
+	rec     spoke.Results
 }
 
 // MakeRun plans `ready` Ready nodes of cluster and the given cordoned nodes,
@@ -172,6 +174,21 @@ func (w *RunWrapper) finish(nodes []string, t batchv1.JobConditionType, reason, 
 	return w
 }
 
+// LostSince gives the nodes a Job whose pod started and is not Ready now,
+// as on a lost node, and records the hub first read them lost at since.
+func (w *RunWrapper) LostSince(since time.Time, nodes ...string) *RunWrapper {
+	if w.rec.Nodes == nil {
+		w.rec.Nodes = map[string]spoke.NodeResult{}
+	}
+	for _, n := range nodes {
+		j := w.job(n)
+		j.Status.Active, j.Status.Ready = 1, ptr.To[int32](0)
+		w.jobs[n] = j
+		w.rec.Nodes[n] = spoke.NodeResult{Phase: spoke.NodeRunning, Started: true, Lost: since.Unix()}
+	}
+	return w
+}
+
 // Deleted removes the nodes from the cluster.
 func (w *RunWrapper) Deleted(nodes ...string) *RunWrapper {
 	for _, n := range nodes {
@@ -186,7 +203,7 @@ func (w *RunWrapper) State() spoke.State {
 	for _, n := range slices.Sorted(maps.Keys(w.jobs)) {
 		jobs = append(jobs, w.jobs[n])
 	}
-	return spoke.Derive(&w.plan, jobs, w.present, spoke.Results{})
+	return spoke.Derive(&w.plan, jobs, w.present, w.rec)
 }
 
 // Cluster is an engaged, reachable view of the cluster with this run.
