@@ -263,13 +263,22 @@ func classify(err error) string {
 	}
 }
 
+// maxBackoff caps the wait between connection attempts. Nothing wakes a
+// member refused or unreachable when it connects (an RBAC fix or a restored
+// network happens in the member, out of the hub's sight), so the next attempt
+// is what picks the fix up: 30 s keeps the README's bound, a fix picked up
+// within 30 s, for every fault. Longer made a member fixed after a long
+// outage wait minutes more and fail UnreachableTimeout although it was back;
+// shorter buys little, as a failed attempt costs a handful of requests.
+const maxBackoff = 30 * time.Second
+
 // backoff is the wait before retrying a member after attempts failures:
-// 2s doubling to 5m, so a member down for hours costs one try in 5 minutes
-// while one that blipped is back within seconds.
+// 2 s doubling to maxBackoff, so that one that blipped is back within
+// seconds and one down for hours costs a few requests every 30 s.
 func backoff(attempts int) time.Duration {
 	d := 2 * time.Second
-	for i := 1; i < attempts && d < 5*time.Minute; i++ {
+	for i := 1; i < attempts && d < maxBackoff; i++ {
 		d *= 2
 	}
-	return min(d, 5*time.Minute)
+	return min(d, maxBackoff)
 }
