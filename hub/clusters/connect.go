@@ -50,12 +50,15 @@ type registration struct {
 	namespace string
 	config    *rest.Config
 	hash      string
+	// created is the Secret's creationTimestamp, which decides between
+	// registrations of one cluster.
+	created time.Time
 }
 
 // parseRegistration reads a registration Secret, naming the field at fault.
 func parseRegistration(s *corev1.Secret) (registration, error) {
 	r, err := registrations.Parse(s)
-	reg := registration{name: r.Name, labels: r.Labels, namespace: r.Namespace}
+	reg := registration{name: r.Name, labels: r.Labels, namespace: r.Namespace, created: s.CreationTimestamp.Time}
 	if err != nil {
 		return reg, err
 	}
@@ -109,11 +112,11 @@ func clusterID(ctx context.Context, cfg *rest.Config) (string, error) {
 }
 
 // duplicateError refuses a second registration of one cluster: both would
-// run every node.
-type duplicateError struct{ other, id string }
+// run every node. why says why the other runs it.
+type duplicateError struct{ other, id, why string }
 
 func (e *duplicateError) Error() string {
-	return fmt.Sprintf("the cluster (kube-system UID %s) is registered already as %s, which runs it; unregister one of the two", e.id, e.other)
+	return fmt.Sprintf("the cluster (kube-system UID %s) is registered already as %s, which runs it (%s); unregister one of the two", e.id, e.other, e.why)
 }
 
 type accessError struct{ denied []string }
@@ -186,8 +189,12 @@ func (p *Provider) connect(ctx context.Context, reg registration) error {
 	if err != nil {
 		return err
 	}
-	if other := p.claim(reg.name, id); other != "" {
-		return &duplicateError{other: other, id: id}
+	started, err := p.startedIn(ctx, id)
+	if err != nil {
+		return err
+	}
+	if w := p.claim(reg, id, started); w.name != reg.name {
+		return &duplicateError{other: w.name, id: id, why: w.why()}
 	}
 	cfg.Wrap(countWatches(reg.name))
 	informers := &spoke.Informers{}
@@ -210,7 +217,10 @@ func (p *Provider) connect(ctx context.Context, reg registration) error {
 		p.disengage(reg.name, cl)
 		return err
 	}
-	p.engaged(reg.name, cl)
+	// A registration that won the cluster meanwhile displaced this one.
+	if w := p.engaged(reg.name, cl); w.name != "" {
+		return &duplicateError{other: w.name, id: id, why: w.why()}
+	}
 	go p.probeLoop(memberCtx, reg.name, cl, reg.namespace)
 	return nil
 }

@@ -29,8 +29,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	"github.com/fleetjob/fleetjob/pkg/text"
@@ -47,9 +49,11 @@ const connectWorkers = 8
 func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
 	local := mgr.GetLocalManager()
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == p.opts.Namespace })
+	p.hub = local.GetClient()
 	return ctrl.NewControllerManagedBy(local).
 		Named("fleetjob-registrations").
 		For(&corev1.Secret{}, builder.WithPredicates(inNamespace)).
+		WatchesRawSource(source.Channel(p.wakeups, &handler.EnqueueRequestForObject{})).
 		// No priority queue: v0.24's can deadlock on shutdown
 		// (kubernetes-sigs/controller-runtime#3538).
 		WithOptions(controller.Options{MaxConcurrentReconciles: connectWorkers, SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(false)}).

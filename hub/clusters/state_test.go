@@ -407,29 +407,3 @@ func TestConnectTransitions(t *testing.T) {
 	clk := &fakeClock{t: t0}
 	runSteps(t, newTestProvider(clk), clk, steps)
 }
-
-// TestClaim checks one cluster engages under one registration name: the
-// first to claim its identity keeps it, a second is told who has it, and a
-// registration that goes frees it.
-func TestClaim(t *testing.T) {
-	p := newTestProvider(&fakeClock{t: t0})
-	p.members["first"], p.members["second"] = &member{}, &member{}
-	steps := []struct {
-		name, do, id, wantOther string
-	}{
-		{name: "first claims", do: "first", id: "uid-1"},
-		{name: "first again: still its own", do: "first", id: "uid-1"},
-		{name: "second is refused", do: "second", id: "uid-1", wantOther: "first"},
-		{name: "second, another cluster", do: "second", id: "uid-2"},
-		{name: "first re-pointed at the second's cluster", do: "first", id: "uid-2", wantOther: "second"},
-	}
-	for _, s := range steps {
-		if got := p.claim(s.do, s.id); got != s.wantOther {
-			t.Errorf("%s: claim(%q, %q) = %q, want %q", s.name, s.do, s.id, got, s.wantOther)
-		}
-	}
-	p.remove("second")
-	if got := p.claim("first", "uid-2"); got != "" {
-		t.Errorf("after the second is removed: claim() = %q, want none", got)
-	}
-}
