@@ -112,6 +112,53 @@ var _ = Describe("Ownership of member objects", func() {
 		}).Should(Succeed())
 	})
 
+	It("decides between two registrations of one cluster the same way across hub restarts, whichever connects first", func() {
+		a := members["member-a"]
+		proxy := newOutage(a.env.Config.Host)
+		registerThrough(a, proxy, map[string]string{"env": "original"})
+		a.runner.hold(true)
+		stopHub = startHub(hubOptions{})
+		cj := makeClusterJob("duplicate-restart").Batch(2).Clusters(map[string]string{"env": "original"}).Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func() int { return len(jobNodes(a, cj)) }).Should(Equal(2))
+		// creationTimestamp counts seconds: the alias must be younger.
+		original := &corev1.Secret{}
+		Expect(hubC.Get(ctx, client.ObjectKey{Namespace: workNamespace, Name: "member-a"}, original)).To(Succeed())
+		Eventually(time.Now).Should(BeTemporally(">", original.CreationTimestamp.Add(time.Second)))
+		register(&member{name: "alias-a", env: a.env}, admin, map[string]string{"env": "alias"})
+		DeferCleanup(unregister, "alias-a")
+		Eventually(memberReason("alias-a")).Should(Equal(fleetv1.ClusterReasonDuplicateCluster))
+
+		By("restarting the hub while the original registration cannot connect, so the alias is tried first")
+		stopHub()
+		proxy.cut()
+		stopHub = startHub(hubOptions{})
+		Eventually(memberReason("alias-a")).ShouldNot(BeElementOf("", fleetv1.ClusterReasonConnecting))
+		proxy.restore()
+		a.runner.hold(false)
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		Expect(jobNodes(a, cj)).To(Equal(nodeNames("a", 4)), "one Job per node")
+		Expect(memberReason("alias-a")()).To(Equal(fleetv1.ClusterReasonDuplicateCluster))
+		Eventually(func(g Gomega) {
+			g.Expect(eventNotes(g, workNamespace, "alias-a", fleetv1.ClusterReasonDuplicateCluster)).
+				To(ContainElement(ContainSubstring("registered already as member-a")))
+		}).Should(Succeed())
+
+		By("restarting again with no run in the cluster: the alias connects first, and the older registration takes the cluster back")
+		stopHub()
+		proxy.cut()
+		stopHub = startHub(hubOptions{})
+		Eventually(memberReason("alias-a")).Should(Equal(fleetv1.ClusterReasonConnected))
+		proxy.restore()
+		Eventually(memberReason("member-a")).WithTimeout(30 * time.Second).Should(Equal(fleetv1.ClusterReasonConnected))
+		Expect(memberReason("alias-a")()).To(Equal(fleetv1.ClusterReasonDuplicateCluster))
+		viaAlias := makeClusterJob("duplicate-via-alias").Clusters(map[string]string{"env": "alias"}).Obj()
+		Expect(hubC.Create(ctx, viaAlias)).To(Succeed())
+		Eventually(phaseOf(viaAlias)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
+		Expect(rowOf(Default, viaAlias, 0).Reason).To(Equal(fleetv1.ClusterReasonDuplicateCluster))
+		Expect(jobNodes(a, viaAlias)).To(BeEmpty())
+	})
+
 	It("fails a cluster whose registration is re-pointed at another cluster mid-run, ClusterChanged, creating nothing there", func() {
 		a, b := members["member-a"], members["member-b"]
 		register(a, admin, nil)
@@ -245,6 +292,15 @@ func eventNotes(g Gomega, namespace, name, reason string) []string {
 		}
 	}
 	return notes
+}
+
+// memberReason is the reason the hub's registry gives for the registration
+// name: Connected once engaged, "" while unknown.
+func memberReason(name string) func() string {
+	return func() string {
+		m, _ := registry.Member(name)
+		return m.Reason
+	}
 }
 
 func isNotFound(err error) bool { return err != nil && client.IgnoreNotFound(err) == nil }
