@@ -17,6 +17,7 @@ limitations under the License.
 package clusters
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -119,6 +120,14 @@ func (e *duplicateError) Error() string {
 	return fmt.Sprintf("the cluster (kube-system UID %s) is registered already as %s, which runs it (%s); unregister one of the two", e.id, e.other, e.why)
 }
 
+// waitingError defers a registration, at start-up, until an older one was
+// tried: it may point at the same cluster and would then run it.
+type waitingError struct{ older string }
+
+func (e *waitingError) Error() string {
+	return fmt.Sprintf("waiting for the older registration %s to connect first", e.older)
+}
+
 type accessError struct{ denied []string }
 
 func (e *accessError) Error() string {
@@ -188,6 +197,10 @@ func (p *Provider) connect(ctx context.Context, reg registration) error {
 	id, err := clusterID(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	p.noteID(reg.name, id)
+	if older, err := p.untriedOlder(ctx, reg); err != nil || older != "" {
+		return cmp.Or(err, error(&waitingError{older: older}))
 	}
 	started, err := p.startedIn(ctx, id)
 	if err != nil {
@@ -261,7 +274,10 @@ func engage(ctx context.Context, aware multicluster.Aware, memberCtx context.Con
 func classify(err error) string {
 	var access *accessError
 	var duplicate *duplicateError
+	var waiting *waitingError
 	switch {
+	case errors.As(err, &waiting):
+		return fleetv1.ClusterReasonConnecting
 	case errors.As(err, &duplicate):
 		return fleetv1.ClusterReasonDuplicateCluster
 	case errors.As(err, &access), apierrors.IsForbidden(err):

@@ -122,6 +122,48 @@ func (p *Provider) registered(ctx context.Context, name string) (time.Time, bool
 	return s.CreationTimestamp.Time, ok, nil
 }
 
+// noteID records that the registration name points at cluster id, before
+// it is decided whether it runs it: the others then know, and it counts as
+// tried for untriedOlder.
+func (p *Provider) noteID(name, id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m, ok := p.members[name]; ok {
+		p.moveClaim(m, id)
+	}
+}
+
+// untriedOlder returns a registration older than reg that the hub has not
+// tried since it started, while the start-up grace (ConnectTimeout after
+// Start) lasts. After a restart every registration connects again in no set
+// order; waiting for the older ones, which all connect at once, lets owner
+// decide from every claim instead of handing the cluster to whichever
+// connected first, where a run could start and hold it. An older
+// registration that fails to connect counts as tried: it keeps no one out.
+func (p *Provider) untriedOlder(ctx context.Context, reg registration) (string, error) {
+	if p.hub == nil || !p.now().Before(p.startedAt.Add(p.opts.ConnectTimeout)) {
+		return "", nil
+	}
+	secrets := &corev1.SecretList{}
+	if err := p.hub.List(ctx, secrets, client.InNamespace(p.opts.Namespace), client.MatchingLabels{fleetv1.RegistrationLabel: "true"}); err != nil {
+		return "", fmt.Errorf("listing registrations: %w", err)
+	}
+	self := claimant{name: reg.name, created: reg.created}
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, s := range secrets.Items {
+		other := claimant{name: s.Name, created: s.CreationTimestamp.Time}
+		if s.Name == reg.name || !s.DeletionTimestamp.IsZero() || owner([]claimant{self, other}).name == reg.name {
+			continue
+		}
+		m, ok := p.members[s.Name]
+		if !ok || (m.clusterID == "" && m.attempts == 0 && m.snapshot.Reason == fleetv1.ClusterReasonConnecting) {
+			return s.Name, nil
+		}
+	}
+	return "", nil
+}
+
 // claim records that reg points at cluster id and decides, by owner, which
 // registration runs it. When reg loses it returns the winner; when it wins,
 // the registrations it displaces are disengaged, marked DuplicateCluster

@@ -44,11 +44,11 @@ func TestOwner(t *testing.T) {
 		claimants []claimant
 		want      string
 	}{
-		"alone":                               {claimants: []claimant{young}, want: "a-alias"},
+		"alone":                                {claimants: []claimant{young}, want: "a-alias"},
 		"the oldest Secret, whatever the name": {claimants: []claimant{young, old}, want: "b-original"},
-		"in any order":                        {claimants: []claimant{old, young}, want: "b-original"},
-		"a started run holds the younger":     {claimants: []claimant{old, startedYoung}, want: "a-alias"},
-		"both started: the oldest":            {claimants: []claimant{startedYoung, startedOld}, want: "b-original"},
+		"in any order":                         {claimants: []claimant{old, young}, want: "b-original"},
+		"a started run holds the younger":      {claimants: []claimant{old, startedYoung}, want: "a-alias"},
+		"both started: the oldest":             {claimants: []claimant{startedYoung, startedOld}, want: "b-original"},
 		"same second: the first name": {
 			claimants: []claimant{{name: "b", created: t0}, {name: "a", created: t0}, {name: "c", created: t0}}, want: "a",
 		},
@@ -234,5 +234,55 @@ func TestStartedIn(t *testing.T) {
 	want := map[string]time.Time{"running": t0}
 	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
 		t.Errorf("startedIn() (-want +got):\n%s", diff)
+	}
+}
+
+// At start-up a registration waits for the older ones to be tried, and for
+// no longer than the start-up grace.
+func TestUntriedOlder(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	secret := func(name string, created time.Time) client.Object {
+		s := makeSecret(name, nil).Obj()
+		s.CreationTimestamp = metav1.NewTime(created)
+		return s
+	}
+	self := registration{name: "self", created: t0}
+	testCases := map[string]struct {
+		other     client.Object
+		member    *member // the other's record; nil: not seen yet
+		now       time.Duration
+		wantOlder string
+	}{
+		"older, not seen yet":      {other: secret("older", at(-time.Hour)), wantOlder: "older"},
+		"older, connecting":        {other: secret("older", at(-time.Hour)), member: &member{snapshot: Member{Reason: fleetv1.ClusterReasonConnecting}}, wantOlder: "older"},
+		"older, its cluster known": {other: secret("older", at(-time.Hour)), member: &member{clusterID: "uid-1", snapshot: Member{Reason: fleetv1.ClusterReasonConnecting}}},
+		"older, failed to connect": {other: secret("older", at(-time.Hour)), member: &member{attempts: 1, snapshot: Member{Reason: fleetv1.ClusterReasonUnreachable}}},
+		"older, invalid":           {other: secret("older", at(-time.Hour)), member: &member{snapshot: Member{Reason: fleetv1.ClusterReasonInvalidRegistration}}},
+		"same second, first name":  {other: secret("a-first", t0), wantOlder: "a-first"},
+		"same second, later name":  {other: secret("z-last", t0)},
+		"younger":                  {other: secret("younger", at(time.Hour))},
+		"after the grace":          {other: secret("older", at(-time.Hour)), now: 31 * time.Second},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			clk := &fakeClock{t: t0}
+			p := newTestProvider(clk)
+			p.startedAt = t0
+			clk.t = at(tc.now)
+			p.hub = fake.NewClientBuilder().WithScheme(scheme).WithObjects(tc.other, secret("self", t0)).Build()
+			if tc.member != nil {
+				p.members[tc.other.GetName()] = tc.member
+			}
+			got, err := p.untriedOlder(context.Background(), self)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.wantOlder {
+				t.Errorf("untriedOlder() = %q, want %q", got, tc.wantOlder)
+			}
+		})
 	}
 }

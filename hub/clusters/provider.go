@@ -127,6 +127,9 @@ type Provider struct {
 	wakeups chan event.GenericEvent
 	// done is closed when the provider stops; pending wake-ups give up.
 	done chan struct{}
+	// startedAt is when the provider started: registrations connect in no
+	// set order until ConnectTimeout after it.
+	startedAt time.Time
 }
 
 type indexer struct {
@@ -156,7 +159,7 @@ func New(opts Options) *Provider {
 // Start records where to engage members; the manager calls it once.
 func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 	p.mu.Lock()
-	p.aware, p.baseCtx = aware, ctx
+	p.aware, p.baseCtx, p.startedAt = aware, ctx, p.now()
 	p.mu.Unlock()
 	close(p.ready)
 	<-ctx.Done()

@@ -18,7 +18,9 @@ package clusters
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 
@@ -44,6 +46,11 @@ import (
 // connectWorkers is how many members may connect at once. Each waits at most
 // ConnectTimeout, so a few unreachable members never hold up a healthy one.
 const connectWorkers = 8
+
+// waitForOlder is how soon a registration deferred at start-up for an older
+// one is tried again: the older one's first attempt takes a second or so
+// when its member answers, and the wait ends with the start-up grace anyway.
+const waitForOlder = time.Second
 
 // SetupWithManager watches registration Secrets on the hub.
 func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
@@ -92,6 +99,10 @@ func (r *secretReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	log.FromContext(ctx).Info("Connecting member cluster", "cluster", reg.name, "namespace", reg.namespace)
 	if err := p.connect(ctx, reg); err != nil {
+		if waiting := (*waitingError)(nil); errors.As(err, &waiting) {
+			log.FromContext(ctx).V(1).Info("Deferring member cluster", "cluster", reg.name, "reason", err)
+			return ctrl.Result{RequeueAfter: waitForOlder}, nil
+		}
 		retry := p.failed(reg.name, err)
 		r.warn(secret, classify(err), err)
 		log.FromContext(ctx).Info("Connecting member cluster failed", "cluster", reg.name, "err", err, "retryIn", retry)
