@@ -18,6 +18,7 @@ package hub
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"time"
 
@@ -148,8 +149,16 @@ var _ = Describe("Member connections", func() {
 			}
 			return out
 		}
+		// Opening may take two requests (a streaming watch-list refused,
+		// then LIST and WATCH; seen for the metadata-only Node informer):
+		// the window starts once every count held still between two polls.
 		var before map[string]float64
-		Eventually(func(g Gomega) { before = opened(g) }).Should(Succeed())
+		Eventually(func(g Gomega) bool {
+			now := opened(g)
+			settled := maps.Equal(now, before)
+			before = now
+			return settled
+		}).WithPolling(2 * time.Second).Should(BeTrue())
 		// A watch ends only when the API server times it out, 5 to 10
 		// minutes after client-go opened it, or on a fault; none of those
 		// falls within this window, which ends well within 5 minutes of the
