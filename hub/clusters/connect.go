@@ -17,6 +17,7 @@ limitations under the License.
 package clusters
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -50,12 +51,15 @@ type registration struct {
 	namespace string
 	config    *rest.Config
 	hash      string
+	// created is the Secret's creationTimestamp, which decides between
+	// registrations of one cluster.
+	created time.Time
 }
 
 // parseRegistration reads a registration Secret, naming the field at fault.
 func parseRegistration(s *corev1.Secret) (registration, error) {
 	r, err := registrations.Parse(s)
-	reg := registration{name: r.Name, labels: r.Labels, namespace: r.Namespace}
+	reg := registration{name: r.Name, labels: r.Labels, namespace: r.Namespace, created: s.CreationTimestamp.Time}
 	if err != nil {
 		return reg, err
 	}
@@ -109,11 +113,19 @@ func clusterID(ctx context.Context, cfg *rest.Config) (string, error) {
 }
 
 // duplicateError refuses a second registration of one cluster: both would
-// run every node.
-type duplicateError struct{ other, id string }
+// run every node. why says why the other runs it.
+type duplicateError struct{ other, id, why string }
 
 func (e *duplicateError) Error() string {
-	return fmt.Sprintf("the cluster (kube-system UID %s) is registered already as %s, which runs it; unregister one of the two", e.id, e.other)
+	return fmt.Sprintf("the cluster (kube-system UID %s) is registered already as %s, which runs it (%s); unregister one of the two", e.id, e.other, e.why)
+}
+
+// waitingError defers a registration, at start-up, until an older one was
+// tried: it may point at the same cluster and would then run it.
+type waitingError struct{ older string }
+
+func (e *waitingError) Error() string {
+	return fmt.Sprintf("waiting for the older registration %s to connect first", e.older)
 }
 
 type accessError struct{ denied []string }
@@ -186,8 +198,16 @@ func (p *Provider) connect(ctx context.Context, reg registration) error {
 	if err != nil {
 		return err
 	}
-	if other := p.claim(reg.name, id); other != "" {
-		return &duplicateError{other: other, id: id}
+	p.noteID(reg.name, id)
+	if older, err := p.untriedOlder(ctx, reg); err != nil || older != "" {
+		return cmp.Or(err, error(&waitingError{older: older}))
+	}
+	started, err := p.startedIn(ctx, id)
+	if err != nil {
+		return err
+	}
+	if w := p.claim(reg, id, started); w.name != reg.name {
+		return &duplicateError{other: w.name, id: id, why: w.why()}
 	}
 	cfg.Wrap(countWatches(reg.name))
 	informers := &spoke.Informers{}
@@ -210,7 +230,10 @@ func (p *Provider) connect(ctx context.Context, reg registration) error {
 		p.disengage(reg.name, cl)
 		return err
 	}
-	p.engaged(reg.name, cl)
+	// A registration that won the cluster meanwhile displaced this one.
+	if w := p.engaged(reg.name, cl); w.name != "" {
+		return &duplicateError{other: w.name, id: id, why: w.why()}
+	}
 	go p.probeLoop(memberCtx, reg.name, cl, reg.namespace)
 	return nil
 }
@@ -251,7 +274,10 @@ func engage(ctx context.Context, aware multicluster.Aware, memberCtx context.Con
 func classify(err error) string {
 	var access *accessError
 	var duplicate *duplicateError
+	var waiting *waitingError
 	switch {
+	case errors.As(err, &waiting):
+		return fleetv1.ClusterReasonConnecting
 	case errors.As(err, &duplicate):
 		return fleetv1.ClusterReasonDuplicateCluster
 	case errors.As(err, &access), apierrors.IsForbidden(err):
@@ -263,13 +289,22 @@ func classify(err error) string {
 	}
 }
 
+// maxBackoff caps the wait between connection attempts. Nothing wakes a
+// member refused or unreachable when it connects (an RBAC fix or a restored
+// network happens in the member, out of the hub's sight), so the next attempt
+// is what picks the fix up: 30 s keeps the README's bound, a fix picked up
+// within 30 s, for every fault. Longer made a member fixed after a long
+// outage wait minutes more and fail UnreachableTimeout although it was back;
+// shorter buys little, as a failed attempt costs a handful of requests.
+const maxBackoff = 30 * time.Second
+
 // backoff is the wait before retrying a member after attempts failures:
-// 2s doubling to 5m, so a member down for hours costs one try in 5 minutes
-// while one that blipped is back within seconds.
+// 2 s doubling to maxBackoff, so that one that blipped is back within
+// seconds and one down for hours costs a few requests every 30 s.
 func backoff(attempts int) time.Duration {
 	d := 2 * time.Second
-	for i := 1; i < attempts && d < 5*time.Minute; i++ {
+	for i := 1; i < attempts && d < maxBackoff; i++ {
 		d *= 2
 	}
-	return min(d, 5*time.Minute)
+	return min(d, maxBackoff)
 }

@@ -253,21 +253,26 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// A member refused or unreachable when it connects is retried at least every
+// 30 s however long it has been failing, so that a fix made at any time is
+// picked up within the README's 30 s.
 func TestBackoff(t *testing.T) {
 	testCases := map[string]struct {
 		attempts int
 		want     time.Duration
 	}{
-		"first failure": {attempts: 1, want: 2 * time.Second},
-		"second":        {attempts: 2, want: 4 * time.Second},
-		"third":         {attempts: 3, want: 8 * time.Second},
-		"fourth":        {attempts: 4, want: 16 * time.Second},
-		"eighth":        {attempts: 8, want: 256 * time.Second},
-		"ninth, capped": {attempts: 9, want: 5 * time.Minute},
-		"tenth":         {attempts: 10, want: 5 * time.Minute},
-		"hundredth":     {attempts: 100, want: 5 * time.Minute},
-		"largest int":   {attempts: math.MaxInt, want: 5 * time.Minute},
-		"none recorded": {attempts: 0, want: 2 * time.Second},
+		"first failure":  {attempts: 1, want: 2 * time.Second},
+		"second":         {attempts: 2, want: 4 * time.Second},
+		"third":          {attempts: 3, want: 8 * time.Second},
+		"fourth":         {attempts: 4, want: 16 * time.Second},
+		"fifth, capped":  {attempts: 5, want: 30 * time.Second},
+		"sixth":          {attempts: 6, want: 30 * time.Second},
+		"eighth":         {attempts: 8, want: 30 * time.Second},
+		"after 8 min":    {attempts: 20, want: 30 * time.Second},
+		"hundredth":      {attempts: 100, want: 30 * time.Second},
+		"largest int":    {attempts: math.MaxInt, want: 30 * time.Second},
+		"none recorded":  {attempts: 0, want: 2 * time.Second},
+		"negative count": {attempts: -1, want: 2 * time.Second},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {

@@ -38,6 +38,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 )
 
@@ -99,6 +100,11 @@ type member struct {
 	cluster   cluster.Cluster
 	cancel    context.CancelFunc
 	attempts  int
+	// created is the registration Secret's creationTimestamp.
+	created time.Time
+	// lostTo is the registration that runs the cluster this one points at,
+	// when another does (see owner).
+	lostTo claimant
 }
 
 // Provider is a multicluster-runtime provider over registration Secrets.
@@ -113,6 +119,17 @@ type Provider struct {
 	ready    chan struct{}
 	indexers []indexer
 	now      func() time.Time
+	// hub reads the MemberRuns' rows and registration Secrets, to decide
+	// between registrations of one cluster.
+	hub client.Reader
+	// wakeups has a registration reconciled before its backoff ends, when
+	// another registration of its cluster took it over or let it go.
+	wakeups chan event.GenericEvent
+	// done is closed when the provider stops; pending wake-ups give up.
+	done chan struct{}
+	// startedAt is when the provider started: registrations connect in no
+	// set order until ConnectTimeout after it.
+	startedAt time.Time
 }
 
 type indexer struct {
@@ -134,16 +151,19 @@ func New(opts Options) *Provider {
 		members:  map[string]*member{},
 		ready:    make(chan struct{}),
 		now:      time.Now,
+		wakeups:  make(chan event.GenericEvent),
+		done:     make(chan struct{}),
 	}
 }
 
 // Start records where to engage members; the manager calls it once.
 func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 	p.mu.Lock()
-	p.aware, p.baseCtx = aware, ctx
+	p.aware, p.baseCtx, p.startedAt = aware, ctx, p.now()
 	p.mu.Unlock()
 	close(p.ready)
 	<-ctx.Done()
+	close(p.done)
 	return nil
 }
 
@@ -208,11 +228,15 @@ func (m Member) clone() Member {
 	return m
 }
 
-// remove disengages and forgets a member.
+// remove disengages and forgets a member, and wakes the registrations of its
+// cluster it kept out.
 func (p *Provider) remove(name string) {
 	p.mu.Lock()
 	m, ok := p.members[name]
 	delete(p.members, name)
+	if ok && m.clusterID != "" {
+		p.wakeSharing(name, m.clusterID)
+	}
 	p.mu.Unlock()
 	// A fleet's registrations come and go; their series must not pile up.
 	memberWatches.DeletePartialMatch(prometheus.Labels{"cluster": name})

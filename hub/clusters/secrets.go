@@ -18,7 +18,9 @@ package clusters
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 
@@ -29,8 +31,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	"github.com/fleetjob/fleetjob/pkg/text"
@@ -43,13 +47,20 @@ import (
 // ConnectTimeout, so a few unreachable members never hold up a healthy one.
 const connectWorkers = 8
 
+// waitForOlder is how soon a registration deferred at start-up for an older
+// one is tried again: the older one's first attempt takes a second or so
+// when its member answers, and the wait ends with the start-up grace anyway.
+const waitForOlder = time.Second
+
 // SetupWithManager watches registration Secrets on the hub.
 func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
 	local := mgr.GetLocalManager()
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == p.opts.Namespace })
+	p.hub = local.GetClient()
 	return ctrl.NewControllerManagedBy(local).
 		Named("fleetjob-registrations").
 		For(&corev1.Secret{}, builder.WithPredicates(inNamespace)).
+		WatchesRawSource(source.Channel(p.wakeups, &handler.EnqueueRequestForObject{})).
 		// No priority queue: v0.24's can deadlock on shutdown
 		// (kubernetes-sigs/controller-runtime#3538).
 		WithOptions(controller.Options{MaxConcurrentReconciles: connectWorkers, SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(false)}).
@@ -88,6 +99,10 @@ func (r *secretReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	log.FromContext(ctx).Info("Connecting member cluster", "cluster", reg.name, "namespace", reg.namespace)
 	if err := p.connect(ctx, reg); err != nil {
+		if waiting := (*waitingError)(nil); errors.As(err, &waiting) {
+			log.FromContext(ctx).V(1).Info("Deferring member cluster", "cluster", reg.name, "reason", err)
+			return ctrl.Result{RequeueAfter: waitForOlder}, nil
+		}
 		retry := p.failed(reg.name, err)
 		r.warn(secret, classify(err), err)
 		log.FromContext(ctx).Info("Connecting member cluster failed", "cluster", reg.name, "err", err, "retryIn", retry)

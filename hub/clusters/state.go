@@ -19,7 +19,6 @@ package clusters
 import (
 	"context"
 	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -51,7 +50,7 @@ func (p *Provider) upsert(reg registration) (upToDate bool) {
 	if !maps.Equal(m.snapshot.Labels, reg.labels) {
 		defer p.notifier.notify(reg.name)
 	}
-	m.snapshot.Labels = reg.labels
+	m.snapshot.Labels, m.created = reg.labels, reg.created
 	// The namespace follows the cluster: an engaged cluster's caches cover
 	// its old namespace until a reconnect with the new one succeeds.
 	if m.cluster == nil {
@@ -73,9 +72,12 @@ func (p *Provider) invalid(reg registration, err error) {
 	if m.cancel != nil {
 		m.cancel()
 	}
-	m.cluster, m.cancel, m.hash, m.clusterID = nil, nil, "", ""
+	// The claim on the cluster stays: a Secret briefly broken by an edit
+	// must not hand its cluster, and its started runs, to another
+	// registration of it. It moves when the Secret connects again.
+	m.cluster, m.cancel, m.hash = nil, nil, ""
 	m.snapshot.Engaged, m.snapshot.ClusterID = false, ""
-	m.snapshot.Labels, m.snapshot.Namespace = reg.labels, reg.namespace
+	m.snapshot.Labels, m.snapshot.Namespace, m.created = reg.labels, reg.namespace, reg.created
 	p.setUnreachable(m, fleetv1.ClusterReasonInvalidRegistration, err.Error())
 	p.notifier.notify(reg.name)
 }
@@ -108,32 +110,29 @@ func (p *Provider) disengage(name string, cl cluster.Cluster) {
 	}
 }
 
-// claim records that registration name points at cluster id, and returns
-// the name of another registration that claimed it first, if any: that one
-// keeps working, and this one is refused until it is gone.
-func (p *Provider) claim(name, id string) (other string) {
+// engaged records a member the controllers now watch, unless another
+// registration took its cluster over while it connected: then it returns
+// that one, and cl was stopped already.
+func (p *Provider) engaged(name string, cl cluster.Cluster) (lostTo claimant) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, n := range slices.Sorted(maps.Keys(p.members)) {
-		if n != name && p.members[n].clusterID == id {
-			return n
+	m, ok := p.members[name]
+	if !ok {
+		return claimant{}
+	}
+	if m.lostTo.name != "" {
+		if m.cluster == cl {
+			m.cancel()
+			m.cluster, m.cancel, m.hash = nil, nil, ""
 		}
+		return m.lostTo
 	}
-	if m, ok := p.members[name]; ok {
-		m.clusterID = id
-	}
-	return ""
-}
-
-// engaged records a member the controllers now watch.
-func (p *Provider) engaged(name string, cl cluster.Cluster) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if m, ok := p.members[name]; ok && m.cluster == cl {
+	if m.cluster == cl {
 		m.snapshot.Engaged, m.snapshot.ClusterID = true, m.clusterID
 		p.setReachable(m)
 		p.notifier.notify(name)
 	}
+	return claimant{}
 }
 
 // failed records a failed connection and returns when to try again.

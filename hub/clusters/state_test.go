@@ -279,9 +279,9 @@ func TestFailed(t *testing.T) {
 			wantMember: unreachable(fleetv1.ClusterReasonForbidden, errForbidden.Error()), wantChanges: []string{testName}},
 		{name: "access denied", at: 15 * time.Second, do: failed(errDenied), wantResult: 16 * time.Second,
 			wantMember: unreachable(fleetv1.ClusterReasonForbidden, errDenied.Error()), wantChanges: []string{testName}},
-		{name: "unauthorized", at: 31 * time.Second, do: failed(errUnauthorized), wantResult: 32 * time.Second,
+		{name: "unauthorized", at: 31 * time.Second, do: failed(errUnauthorized), wantResult: 30 * time.Second,
 			wantMember: unreachable(fleetv1.ClusterReasonUnauthorized, errUnauthorized.Error()), wantChanges: []string{testName}},
-		{name: "long message", at: time.Minute, do: failed(long), wantResult: 64 * time.Second,
+		{name: "long message", at: time.Minute, do: failed(long), wantResult: 30 * time.Second,
 			wantMember: unreachable(fleetv1.ClusterReasonUnreachable, strings.Repeat("x", 477)+"..."), wantChanges: []string{testName}},
 		{name: "attempts", at: time.Minute, do: attempts, wantResult: 6,
 			wantMember: unreachable(fleetv1.ClusterReasonUnreachable, strings.Repeat("x", 477)+"...")},
@@ -406,30 +406,4 @@ func TestConnectTransitions(t *testing.T) {
 	}
 	clk := &fakeClock{t: t0}
 	runSteps(t, newTestProvider(clk), clk, steps)
-}
-
-// TestClaim checks one cluster engages under one registration name: the
-// first to claim its identity keeps it, a second is told who has it, and a
-// registration that goes frees it.
-func TestClaim(t *testing.T) {
-	p := newTestProvider(&fakeClock{t: t0})
-	p.members["first"], p.members["second"] = &member{}, &member{}
-	steps := []struct {
-		name, do, id, wantOther string
-	}{
-		{name: "first claims", do: "first", id: "uid-1"},
-		{name: "first again: still its own", do: "first", id: "uid-1"},
-		{name: "second is refused", do: "second", id: "uid-1", wantOther: "first"},
-		{name: "second, another cluster", do: "second", id: "uid-2"},
-		{name: "first re-pointed at the second's cluster", do: "first", id: "uid-2", wantOther: "second"},
-	}
-	for _, s := range steps {
-		if got := p.claim(s.do, s.id); got != s.wantOther {
-			t.Errorf("%s: claim(%q, %q) = %q, want %q", s.name, s.do, s.id, got, s.wantOther)
-		}
-	}
-	p.remove("second")
-	if got := p.claim("first", "uid-2"); got != "" {
-		t.Errorf("after the second is removed: claim() = %q, want none", got)
-	}
 }

@@ -24,6 +24,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,7 +53,7 @@ var _ = Describe("Ownership of member objects", func() {
 			memberJob("own-orphan-job", "4b0f6e1a-0000-4000-8000-000000000003", testHubID),
 			memberPlan("own-orphan-plan", "4b0f6e1a-0000-4000-8000-000000000003", testHubID),
 		}
-		for _, o := range append(append([]client.Object{}, foreign...), own...) {
+		for _, o := range foreign {
 			Expect(a.client.Create(ctx, o)).To(Succeed())
 		}
 		DeferCleanup(func() {
@@ -64,8 +65,13 @@ var _ = Describe("Ownership of member objects", func() {
 		cj := makeClusterJob("beside-another-hub").Obj()
 		Expect(hubC.Create(ctx, cj)).To(Succeed())
 		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
-		// This hub's orphans go without any member event: the sweep runs
-		// every second here (every 5 minutes by default).
+		// This hub's orphans, made after it connected (so the pass at
+		// connect time cannot be what removes them), go without any change
+		// of the member's connection: the sweep runs every second here
+		// (every 5 minutes by default).
+		for _, o := range own {
+			Expect(a.client.Create(ctx, o)).To(Succeed())
+		}
 		for _, o := range own {
 			Eventually(func() error {
 				return a.client.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object))
@@ -110,6 +116,53 @@ var _ = Describe("Ownership of member objects", func() {
 		Eventually(func(g Gomega) {
 			g.Expect(eventNotes(g, workNamespace, "alias-a", fleetv1.ClusterReasonDuplicateCluster)).NotTo(BeEmpty())
 		}).Should(Succeed())
+	})
+
+	It("decides between two registrations of one cluster the same way across hub restarts, whichever connects first", func() {
+		a := members["member-a"]
+		proxy := newOutage(a.env.Config.Host)
+		registerThrough(a, proxy, map[string]string{"env": "original"})
+		a.runner.hold(true)
+		stopHub = startHub(hubOptions{})
+		cj := makeClusterJob("duplicate-restart").Batch(2).Clusters(map[string]string{"env": "original"}).Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func() int { return len(jobNodes(a, cj)) }).Should(Equal(2))
+		// creationTimestamp counts seconds: the alias must be younger.
+		original := &corev1.Secret{}
+		Expect(hubC.Get(ctx, client.ObjectKey{Namespace: workNamespace, Name: "member-a"}, original)).To(Succeed())
+		Eventually(time.Now).Should(BeTemporally(">", original.CreationTimestamp.Add(time.Second)))
+		register(&member{name: "alias-a", env: a.env}, admin, map[string]string{"env": "alias"})
+		DeferCleanup(unregister, "alias-a")
+		Eventually(memberReason("alias-a")).Should(Equal(fleetv1.ClusterReasonDuplicateCluster))
+
+		By("restarting the hub while the original registration cannot connect, so the alias is tried first")
+		stopHub()
+		proxy.cut()
+		stopHub = startHub(hubOptions{})
+		Eventually(memberReason("alias-a")).ShouldNot(BeElementOf("", fleetv1.ClusterReasonConnecting))
+		proxy.restore()
+		a.runner.hold(false)
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		Expect(jobNodes(a, cj)).To(Equal(nodeNames("a", 4)), "one Job per node")
+		Expect(memberReason("alias-a")()).To(Equal(fleetv1.ClusterReasonDuplicateCluster))
+		Eventually(func(g Gomega) {
+			g.Expect(eventNotes(g, workNamespace, "alias-a", fleetv1.ClusterReasonDuplicateCluster)).
+				To(ContainElement(ContainSubstring("registered already as member-a")))
+		}).Should(Succeed())
+
+		By("restarting again with no run in the cluster: the alias connects first, and the older registration takes the cluster back")
+		stopHub()
+		proxy.cut()
+		stopHub = startHub(hubOptions{})
+		Eventually(memberReason("alias-a")).Should(Equal(fleetv1.ClusterReasonConnected))
+		proxy.restore()
+		Eventually(memberReason("member-a")).WithTimeout(30 * time.Second).Should(Equal(fleetv1.ClusterReasonConnected))
+		Expect(memberReason("alias-a")()).To(Equal(fleetv1.ClusterReasonDuplicateCluster))
+		viaAlias := makeClusterJob("duplicate-via-alias").Clusters(map[string]string{"env": "alias"}).Obj()
+		Expect(hubC.Create(ctx, viaAlias)).To(Succeed())
+		Eventually(phaseOf(viaAlias)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
+		Expect(rowOf(Default, viaAlias, 0).Reason).To(Equal(fleetv1.ClusterReasonDuplicateCluster))
+		Expect(jobNodes(a, viaAlias)).To(BeEmpty())
 	})
 
 	It("fails a cluster whose registration is re-pointed at another cluster mid-run, ClusterChanged, creating nothing there", func() {
@@ -183,11 +236,33 @@ var _ = Describe("Ownership of member objects", func() {
 		release()
 	})
 
-	It("does not time out a member because of the hub's own downtime", func() {
+	It("does not time out a member because of the hub's own downtime, past both timeouts, with failingSince across it", func() {
 		a := members["member-a"]
+		user, revoke := revocable(a, "revoked-hub-down")
+		register(a, user, nil)
+		a.runner.hold(true)
+		// Shorter than the downtime below, long enough for the spec to stop
+		// the hub while the member's work fails.
+		o := hubOptions{unreachableTimeout: 3 * time.Second, errorTimeout: 6 * time.Second}
+		stopHub = startHub(o)
 		cj := makeClusterJob("hub-down").Batch(2).Obj()
-		startHeldRun(&stopHub, a, cj, hubOptions{unreachableTimeout: 3 * time.Second})
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func() int { return len(jobNodes(a, cj)) }).Should(Equal(2))
+		// The second group's Jobs are refused: the row fails from now on.
+		revoke()
+		a.runner.hold(false)
+		Eventually(func(g Gomega) {
+			row := rowOf(g, cj, 0)
+			g.Expect(row.Reason).To(Equal(fleetv1.ClusterReasonForbidden))
+			g.Expect(row.FailingSince).NotTo(BeNil())
+		}).Should(Succeed())
 		stopHub()
+		downSince := time.Now()
+		// Fixed while the hub is down.
+		role := &rbacv1.ClusterRole{}
+		Expect(a.client.Get(ctx, client.ObjectKey{Name: "revoked-hub-down"}, role)).To(Succeed())
+		role.Rules[0].Verbs = []string{"*"}
+		Expect(a.client.Update(ctx, role)).To(Succeed())
 		// A hub that crash-looped while connecting left this row behind: the
 		// member unreachable for far longer than the timeout.
 		mr := &memberRuns(Default, get(cj)(Default))[0]
@@ -196,11 +271,14 @@ var _ = Describe("Ownership of member objects", func() {
 		mr.Status.UnreachableSince = ptr.To(metav1.NewTime(time.Now().Add(-time.Hour)))
 		Expect(hubC.Status().Patch(ctx, mr, patch)).To(Succeed())
 
-		stopHub = startHub(hubOptions{unreachableTimeout: 3 * time.Second})
-		a.runner.hold(false)
+		// A real downtime longer than both timeouts: the row's failingSince
+		// and unreachableSince are older than them when the hub returns.
+		Eventually(time.Now).WithTimeout(10 * time.Second).Should(BeTemporally(">", downSince.Add(7*time.Second)))
+		stopHub = startHub(o)
 		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
 		row := get(cj)(Default).Status.Clusters[0]
-		Expect(row.Reason).NotTo(Equal(fleetv1.ReasonUnreachableTimeout))
+		Expect(row.Reason).NotTo(BeElementOf(fleetv1.ReasonUnreachableTimeout, fleetv1.ClusterReasonForbidden))
+		Expect(row.FailingSince).To(BeNil())
 		Expect(jobNodes(a, cj)).To(Equal(nodeNames("a", 4)))
 	})
 })
@@ -245,6 +323,15 @@ func eventNotes(g Gomega, namespace, name, reason string) []string {
 		}
 	}
 	return notes
+}
+
+// memberReason is the reason the hub's registry gives for the registration
+// name: Connected once engaged, "" while unknown.
+func memberReason(name string) func() string {
+	return func() string {
+		m, _ := registry.Member(name)
+		return m.Reason
+	}
 }
 
 func isNotFound(err error) bool { return err != nil && client.IgnoreNotFound(err) == nil }

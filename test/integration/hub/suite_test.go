@@ -68,6 +68,9 @@ var (
 	members = map[string]*member{}
 	ctx     context.Context
 	cancel  context.CancelFunc
+	// registry is the registry of the hub startHub started last, for specs
+	// that must wait for a registration to be tried.
+	registry *clusters.Provider
 )
 
 func TestHub(t *testing.T) {
@@ -223,6 +226,7 @@ func startHub(o hubOptions) func() {
 		Namespace: workNamespace, QPS: 100, Burst: 200,
 		RequestTimeout: 5 * time.Second, ConnectTimeout: 10 * time.Second, HealthInterval: 500 * time.Millisecond,
 	})
+	registry = provider
 	cfg := hubEnv.Config
 	if o.config != nil {
 		cfg = o.config
