@@ -306,7 +306,7 @@ func (f *fleet) stopAPIServer(m *member) {
 	if f.provider == providerKind {
 		f.runTool("docker", "exec", m.name+"-control-plane", "mv", "/etc/kubernetes/manifests/kube-apiserver.yaml", "/etc/kubernetes/kube-apiserver.yaml")
 	} else {
-		p := findAPIServer(filepath.Join(f.dir, "kwok", "clusters", m.name) + "/")
+		p := findClusterProcess(filepath.Join(f.dir, "kwok", "clusters", m.name)+"/", "kube-apiserver")
 		Expect(p).NotTo(BeNil(), "the kube-apiserver process of %s", m.name)
 		Expect(syscall.Kill(p.pid, syscall.SIGKILL)).To(Succeed())
 		Eventually(func() bool { return processGone(p.pid) }).WithTimeout(10*time.Second).Should(BeTrue(), "kube-apiserver of %s exited", m.name)
@@ -339,8 +339,9 @@ type process struct {
 	log  string
 }
 
-// findAPIServer finds the kube-apiserver whose command line mentions dir.
-func findAPIServer(dir string) *process {
+// findClusterProcess finds the process named base (kube-apiserver, kwok,
+// ...) whose command line mentions dir.
+func findClusterProcess(dir, base string) *process {
 	GinkgoHelper()
 	entries, err := os.ReadDir("/proc")
 	Expect(err).NotTo(HaveOccurred())
@@ -354,7 +355,7 @@ func findAPIServer(dir string) *process {
 			continue
 		}
 		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
-		if filepath.Base(args[0]) != "kube-apiserver" {
+		if filepath.Base(args[0]) != base {
 			continue
 		}
 		p := &process{pid: pid, args: args}

@@ -19,12 +19,7 @@ limitations under the License.
 package e2e
 
 import (
-	"bytes"
-	"fmt"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -159,31 +154,4 @@ func reviveKwok(m *member) {
 			g.Expect(nodeReady(n)).To(BeTrue(), "node %s is Ready again", n.Name)
 		}
 	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
-}
-
-// findClusterProcess finds the process named base whose command line
-// mentions dir.
-func findClusterProcess(dir, base string) *process {
-	GinkgoHelper()
-	entries, err := os.ReadDir("/proc")
-	Expect(err).NotTo(HaveOccurred())
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err != nil || !bytes.Contains(raw, []byte(dir)) {
-			continue
-		}
-		args := strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00")
-		if filepath.Base(args[0]) != base {
-			continue
-		}
-		p := &process{pid: pid, args: args}
-		p.dir, _ = os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
-		p.log, _ = os.Readlink(fmt.Sprintf("/proc/%d/fd/1", pid))
-		return p
-	}
-	return nil
 }
