@@ -127,7 +127,7 @@ var killed = map[string]*process{}
 // cleanup starts it again and waits for every node to be Ready.
 func killKwok(m *member) {
 	GinkgoHelper()
-	p := findClusterProcess(filepath.Join(f.dir, "kwok", "clusters", m.name)+"/", "kwok")
+	p := findClusterProcess(filepath.Join(f.dir, "kwok", "clusters", m.name)+"/", "kwok-controller")
 	Expect(p).NotTo(BeNil(), "the kwok controller of %s", m.name)
 	Expect(syscall.Kill(p.pid, syscall.SIGKILL)).To(Succeed())
 	Eventually(func() bool { return processGone(p.pid) }).WithTimeout(10*time.Second).Should(BeTrue(), "kwok of %s exited", m.name)
