@@ -101,11 +101,16 @@ func (w *clusterJobWrapper) Obj() *fleetv1.ClusterJob { return &w.ClusterJob }
 // in Status.Clusters, sorted by cluster, as `kubectl fleetjob status` shows
 // them: the hub writes the rows into the MemberRuns, not the ClusterJob.
 func get(cj *fleetv1.ClusterJob) func(Gomega) *fleetv1.ClusterJob {
+	return getOn(hubC, cj)
+}
+
+// getOn is get from the hub API server c.
+func getOn(c client.Client, cj *fleetv1.ClusterJob) func(Gomega) *fleetv1.ClusterJob {
 	return func(g Gomega) *fleetv1.ClusterJob {
 		out := &fleetv1.ClusterJob{}
-		g.Expect(hubC.Get(ctx, client.ObjectKeyFromObject(cj), out)).To(Succeed())
+		g.Expect(c.Get(ctx, client.ObjectKeyFromObject(cj), out)).To(Succeed())
 		g.Expect(out.Status.Clusters).To(BeEmpty(), "the hub writes rows into MemberRuns")
-		for _, mr := range memberRuns(g, out) {
+		for _, mr := range memberRunsOn(g, c, out) {
 			out.Status.Clusters = append(out.Status.Clusters, mr.Status.Row())
 		}
 		return out
@@ -114,8 +119,12 @@ func get(cj *fleetv1.ClusterJob) func(Gomega) *fleetv1.ClusterJob {
 
 // memberRuns are cj's MemberRuns that have a row, sorted by cluster.
 func memberRuns(g Gomega, cj *fleetv1.ClusterJob) []fleetv1.MemberRun {
+	return memberRunsOn(g, hubC, cj)
+}
+
+func memberRunsOn(g Gomega, c client.Client, cj *fleetv1.ClusterJob) []fleetv1.MemberRun {
 	list := &fleetv1.MemberRunList{}
-	g.Expect(hubC.List(ctx, list, client.InNamespace(cj.Namespace),
+	g.Expect(c.List(ctx, list, client.InNamespace(cj.Namespace),
 		client.MatchingLabels{fleetv1.ClusterJobUIDLabel: naming.LabelValue(string(cj.UID))})).To(Succeed())
 	runs := slices.DeleteFunc(list.Items, func(mr fleetv1.MemberRun) bool { return mr.Status.Name == "" })
 	slices.SortFunc(runs, func(a, b fleetv1.MemberRun) int { return strings.Compare(a.Spec.Cluster, b.Spec.Cluster) })

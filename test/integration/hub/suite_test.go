@@ -93,7 +93,7 @@ var _ = BeforeSuite(func() {
 	ctx, cancel = context.WithCancel(context.Background())
 
 	// Three API servers start in parallel: a hub and two members.
-	hubEnv = &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	hubEnv = newHubEnv()
 	envs := []*envtest.Environment{hubEnv, {}, {}}
 	var wg sync.WaitGroup
 	errs := make([]error, len(envs))
@@ -107,7 +107,7 @@ var _ = BeforeSuite(func() {
 	var err error
 	hubC, err = client.New(hubEnv.Config, client.Options{Scheme: scheme})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(hubC.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workNamespace}})).To(Succeed())
+	prepareHub(hubC)
 	for i, name := range []string{"member-a", "member-b"} {
 		m := &member{name: name, env: envs[i+1]}
 		m.client, err = client.New(m.env.Config, client.Options{Scheme: scheme})
@@ -117,10 +117,6 @@ var _ = BeforeSuite(func() {
 		go m.runner.run(ctx)
 		members[name] = m
 	}
-	// What a fresh hub needs: the set default, which holds every cluster
-	// registered without a set, bound to namespace default.
-	Expect(hubC.Create(ctx, &fleetv1.ClusterSet{ObjectMeta: metav1.ObjectMeta{Name: fleetv1.DefaultClusterSet}})).To(Succeed())
-	Expect(hubC.Create(ctx, binding("default", fleetv1.DefaultClusterSet))).To(Succeed())
 	// Different node counts, zone labels for perNodeGroup.
 	createNodes(members["member-a"], "a", 4)
 	createNodes(members["member-b"], "b", 7)
@@ -132,6 +128,20 @@ var _ = AfterSuite(func() {
 		Expect(env.Stop()).To(Succeed())
 	}
 })
+
+// newHubEnv is a hub API server: fleetjob's CRDs installed.
+func newHubEnv() *envtest.Environment {
+	return &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "..", "..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+}
+
+// prepareHub creates what a fresh hub needs in its API server: the
+// registration namespace, and the set default, which holds every cluster
+// registered without a set, bound to namespace default.
+func prepareHub(c client.Client) {
+	Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workNamespace}})).To(Succeed())
+	Expect(c.Create(ctx, &fleetv1.ClusterSet{ObjectMeta: metav1.ObjectMeta{Name: fleetv1.DefaultClusterSet}})).To(Succeed())
+	Expect(c.Create(ctx, binding("default", fleetv1.DefaultClusterSet))).To(Succeed())
+}
 
 // createNodes creates n Ready nodes named <prefix>-node-<i>, zoned round robin.
 func createNodes(m *member, prefix string, n int) {
@@ -191,7 +201,9 @@ type hubOptions struct {
 	// calls, when set, counts the reconcilers' calls through each member's
 	// clients.
 	calls *callCounter
-	// config is the hub's identity; default: the envtest admin's.
+	// config is the hub's API server and identity there; default: the
+	// suite's hub, as the envtest admin. A config of another hub API server
+	// (newHubEnv) runs a second hub.
 	config *rest.Config
 	// tenancyOff is --tenancy=off; the suite's hub runs with it on, and
 	// namespace default has the set default bound.
@@ -308,6 +320,11 @@ func registerIn(m *member, user envtest.User, namespace string) {
 // registerSecret creates a registration Secret, as a user would by hand;
 // workNS, when set, is its fleetjob.io/namespace annotation.
 func registerSecret(name string, kubeconfig []byte, labels map[string]string, workNS string) {
+	Expect(hubC.Create(ctx, registration(name, kubeconfig, labels, workNS))).To(Succeed())
+}
+
+// registration is the registration Secret registerSecret creates.
+func registration(name string, kubeconfig []byte, labels map[string]string, workNS string) *corev1.Secret {
 	l := map[string]string{fleetv1.RegistrationLabel: "true"}
 	for k, v := range labels {
 		l[k] = v
@@ -319,7 +336,7 @@ func registerSecret(name string, kubeconfig []byte, labels map[string]string, wo
 	if workNS != "" {
 		secret.Annotations = map[string]string{fleetv1.NamespaceAnnotation: workNS}
 	}
-	Expect(hubC.Create(ctx, secret)).To(Succeed())
+	return secret
 }
 
 func unregister(name string) {
