@@ -24,6 +24,7 @@ package member
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -380,6 +381,16 @@ func DeletionDeadline(in Input) (time.Time, bool) {
 	return first.Add(in.UnreachableTimeout), true
 }
 
+// retrying starts the row's message of a cluster whose work fails and is
+// retried.
+const retrying = "retrying: "
+
+// stallMessage says why a member that made no progress fails.
+func stallMessage(timeout time.Duration, waiting string) string {
+	return fmt.Sprintf("the member created or started no pod of the run for %s (spec.nodeStartTimeout) while %s waited: "+
+		"its Job controller or scheduler makes no progress, or a quota or an admission policy refuses every pod (see the Jobs' events)", timeout, waiting)
+}
+
 // clusterFailure is why a cluster fails now, for its row.
 type clusterFailure struct{ reason, message string }
 
@@ -400,11 +411,13 @@ func failure(in Input, c Cluster) (clusterFailure, bool) {
 		return clusterFailure{fleetv1.ReasonClusterChanged, fmt.Sprintf("the registration now points at another cluster (kube-system UID %s) than the run started in (%s); "+
 			"nothing of the run is created there", c.ClusterID, c.Previous.ClusterID)}, true
 	case c.Stalled > 0:
-		return clusterFailure{fleetv1.ReasonMemberStalled, fmt.Sprintf("the member created or started no pod of the run for %s (spec.nodeStartTimeout) while %d of its Jobs waited: "+
-			"its Job controller or scheduler makes no progress, or a quota or an admission policy refuses every pod (see the Jobs' events)", in.NodeStartTimeout, c.Stalled)}, true
+		return clusterFailure{fleetv1.ReasonMemberStalled, stallMessage(in.NodeStartTimeout, fmt.Sprintf("%d of its Jobs", c.Stalled))}, true
 	case c.Previous != nil && c.Previous.Reason == fleetv1.ReasonMemberStalled:
 		// Stalled while its Jobs were deleted: the nodes it counted have
 		// their verdicts now, and the failure stands.
+		if strings.HasPrefix(c.Previous.Message, retrying) {
+			return clusterFailure{c.Previous.Reason, stallMessage(in.NodeStartTimeout, "its Jobs")}, true
+		}
 		return clusterFailure{c.Previous.Reason, c.Previous.Message}, true
 	case c.PlanLost:
 		return clusterFailure{fleetv1.ReasonPlanLost, fmt.Sprintf("the run's frozen plan is gone from the cluster (%d of its Jobs are left there); "+

@@ -85,7 +85,11 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 		// Not terminal until the Jobs of its failed nodes are gone: a
 		// terminal row is never looked at again.
 		f, _ := failure(in, c)
-		return pendingOrRunning(c), f.reason, text.Truncate(f.message, fleetv1.MaxClusterMessageLength)
+		msg := f.message
+		if c.Error != nil {
+			msg = retrying + c.Error.Error()
+		}
+		return pendingOrRunning(c), f.reason, text.Truncate(msg, fleetv1.MaxClusterMessageLength)
 	case c.Engaged && c.State.Finished() && !deleting(in):
 		if over := budgetExceeded(in); over != "" {
 			return fleetv1.ClusterFailed, fleetv1.ReasonFailureBudgetExceeded, text.Truncate(over, fleetv1.MaxClusterMessageLength)
@@ -109,7 +113,7 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 		return unreachable(pendingOrRunning(c))
 	case c.Error != nil:
 		reason, _ := spoke.ErrorReason(c.Error)
-		return pendingOrRunning(c), reason, text.Truncate("retrying: "+c.Error.Error(), fleetv1.MaxClusterMessageLength)
+		return pendingOrRunning(c), reason, text.Truncate(retrying+c.Error.Error(), fleetv1.MaxClusterMessageLength)
 	case d.Stopped && in.Halt == nil && budgetExceeded(in) != "":
 		return fleetv1.ClusterRunning, fleetv1.ReasonFailureBudgetExceeded, text.Truncate("no new group starts: "+budgetExceeded(in), fleetv1.MaxClusterMessageLength)
 	case !soakingUntil(in).IsZero():
