@@ -379,6 +379,17 @@ var _ = Describe("ClusterJob across two members", func() {
 // cleanUp deletes every ClusterJob while the hub runs, so its finalizer
 // empties the members, then stops the hub and resets the fleet.
 func cleanUp(stopHub func()) {
+	// Should a wait below fail (a spec failed with a member refusing
+	// deletes, say), the hub must stop all the same: left running, it goes
+	// on as the suite's hub (testHubID) beside every later spec's hubs, and
+	// takes their runs and registrations for its own.
+	clean := false
+	defer func() {
+		if !clean {
+			stopHub()
+			forgetFleet()
+		}
+	}()
 	list := &fleetv1.ClusterJobList{}
 	Expect(hubC.List(ctx, list)).To(Succeed())
 	for i := range list.Items {
@@ -394,6 +405,53 @@ func cleanUp(stopHub func()) {
 	}
 	for _, m := range members {
 		Eventually(func() []batchv1.Job { return memberJobs(m) }).Should(BeEmpty())
+		m.runner.reset()
+	}
+	clean = true
+}
+
+// forgetFleet is what cleanUp does, with the hub stopped, when its hub could
+// not clean up: it drops the finalizers of what is left in the hub, deletes
+// the registrations and every fleetjob object of the members, and resets the
+// runners, so that the next spec starts on an empty fleet. Best effort, no
+// assertion: it runs while a failure unwinds, and that failure is the one to
+// report.
+func forgetFleet() {
+	cjs, mrs := &fleetv1.ClusterJobList{}, &fleetv1.MemberRunList{}
+	if hubC.List(ctx, mrs) == nil {
+		for i := range mrs.Items {
+			mr := &mrs.Items[i]
+			patch := client.MergeFrom(mr.DeepCopy())
+			mr.Finalizers = nil
+			_ = hubC.Patch(ctx, mr, patch)
+			_ = hubC.Delete(ctx, mr)
+		}
+	}
+	if hubC.List(ctx, cjs) == nil {
+		for i := range cjs.Items {
+			cj := &cjs.Items[i]
+			patch := client.MergeFrom(cj.DeepCopy())
+			cj.Finalizers = nil
+			_ = hubC.Patch(ctx, cj, patch)
+			_ = hubC.Delete(ctx, cj)
+		}
+	}
+	for _, name := range []string{"member-a", "member-b", "forbidden"} {
+		_ = hubC.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: workNamespace}})
+	}
+	managed := client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue}
+	for _, m := range members {
+		jobs, cms := &batchv1.JobList{}, &corev1.ConfigMapList{}
+		if m.client.List(ctx, jobs, managed) == nil {
+			for i := range jobs.Items {
+				_ = m.client.Delete(ctx, &jobs.Items[i], client.PropagationPolicy(metav1.DeletePropagationBackground))
+			}
+		}
+		if m.client.List(ctx, cms, managed) == nil {
+			for i := range cms.Items {
+				_ = m.client.Delete(ctx, &cms.Items[i])
+			}
+		}
 		m.runner.reset()
 	}
 }

@@ -216,6 +216,14 @@ type hubOptions struct {
 // testHubID is the identity of the suite's hub.
 const testHubID = "hub-under-test"
 
+// liveHubs counts the hubs running per hub API server. A hub an earlier
+// spec failed to stop goes on as the suite's hub beside the next spec's and
+// takes its runs; startHub refuses to start another then, naming the cause.
+var liveHubs = struct {
+	sync.Mutex
+	n map[*rest.Config]int
+}{n: map[*rest.Config]int{}}
+
 // startHub runs the hub controller as cmd/fleetjob-hub wires it, and
 // returns a function that stops it and waits until it stopped.
 func startHub(o hubOptions) func() {
@@ -243,6 +251,13 @@ func startHub(o hubOptions) func() {
 	if o.config != nil {
 		cfg = o.config
 	}
+	liveHubs.Lock()
+	live := liveHubs.n[cfg]
+	if live == 0 {
+		liveHubs.n[cfg]++
+	}
+	liveHubs.Unlock()
+	Expect(live).To(BeZero(), "a hub is still running on this hub API server: an earlier spec did not stop it")
 	mgr, err := mcmanager.New(cfg, provider, mcmanager.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -287,7 +302,16 @@ func startHub(o hubOptions) func() {
 			Fail(err.Error())
 		}
 	}()
-	return func() { stop(); <-done }
+	var once sync.Once
+	return func() {
+		stop()
+		<-done
+		once.Do(func() {
+			liveHubs.Lock()
+			defer liveHubs.Unlock()
+			liveHubs.n[cfg]--
+		})
+	}
 }
 
 // binding is the ClusterSetBinding of set in namespace.

@@ -48,15 +48,21 @@ var _ = Describe("Two hubs sharing a member", func() {
 		hub1              client.Client
 	)
 
+	BeforeEach(func() { stopHub = func() {} })
 	AfterEach(func() {
-		if hub1 != nil {
-			stopSecondHub(hub1, stopHub1)
-		}
+		// Each step runs even if the one before failed: a hub left running
+		// would take later specs' runs.
+		defer cleanUp(stopHub)
+		defer func() { hub1, env1, stopHub1 = nil, nil, nil }()
 		if env1 != nil {
-			Expect(env1.Stop()).To(Succeed())
+			defer func() { Expect(env1.Stop()).To(Succeed()) }()
 		}
-		hub1, env1, stopHub1 = nil, nil, nil
-		cleanUp(stopHub)
+		if stopHub1 != nil {
+			defer stopHub1()
+		}
+		if hub1 != nil {
+			stopSecondHub(hub1, nil)
+		}
 	})
 
 	It("deletes only the deleted run's objects, and the other hub's run, restarted mid-run, completes whole", func() {
