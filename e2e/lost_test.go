@@ -137,7 +137,7 @@ func killKwok(m *member) {
 }
 
 // reviveKwok starts m's kwok controller again, if killKwok stopped it, and
-// waits until every node of m is Ready again, so that the next spec finds
+// waits until every node of m is Ready again and untainted, so that the next spec finds
 // every node eligible.
 func reviveKwok(m *member) {
 	GinkgoHelper()
@@ -152,6 +152,11 @@ func reviveKwok(m *member) {
 		g.Expect(m.client.List(ctx, nodes)).To(Succeed())
 		for _, n := range nodes.Items {
 			g.Expect(nodeReady(n)).To(BeTrue(), "node %s is Ready again", n.Name)
+			// The node lifecycle controller lifts its unreachable taints
+			// only at its next look, up to --node-monitor-period later: a
+			// run planned before then would skip the node.
+			g.Expect(n.Spec.Taints).NotTo(ContainElement(HaveField("Key", BeElementOf(corev1.TaintNodeUnreachable, corev1.TaintNodeNotReady))),
+				"node %s is no longer tainted unreachable", n.Name)
 		}
 	}).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 }
