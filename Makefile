@@ -83,7 +83,9 @@ lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
 	$(GOLANGCI_LINT) run --fix ./...
 
 .PHONY: test
-test: test-envtest e2e ## Run every test: unit, a short fuzz run (FUZZTIME=10s), the envtest suites, and the e2e suite on a local fleet.
+test: test-envtest ## Run every test: unit, a short fuzz run (FUZZTIME=10s), the envtest suites, the e2e suite on kwok, and on kind where Docker answers (E2E_KIND).
+	$(MAKE) --no-print-directory e2e E2E_PROVIDER=kwok
+	$(MAKE) --no-print-directory test-e2e-kind
 
 .PHONY: test-envtest
 test-envtest: envtest-bins ## Run the unit tests, the fuzz run and the envtest suites (no fleet).
@@ -128,10 +130,18 @@ docker-push: ## Push the hub image.
 .PHONY: build-installer
 build-installer: manifests generate kustomize ## Write CRD, RBAC and Deployment to dist/install.yaml.
 	mkdir -p dist
-	cd config/manager && $(KUSTOMIZE) edit set image fleetjob-hub=$(IMG)
-	$(KUSTOMIZE) build config/default > dist/install.yaml
+	$(call kustomize-with-image) > dist/install.yaml
 
 ##@ Deployment
+
+# kustomize-with-image prints config/default with the hub image IMG. The
+# image is set on a copy of config/ in a temporary directory: deploying or
+# building the installer never changes a tracked file.
+define kustomize-with-image
+tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; cp -R config "$$tmp/"; \
+	(cd "$$tmp/config/manager" && $(KUSTOMIZE) edit set image fleetjob-hub=$(IMG)); \
+	$(KUSTOMIZE) build "$$tmp/config/default"
+endef
 
 ifndef ignore-not-found
   ignore-not-found = false
@@ -149,8 +159,7 @@ uninstall: manifests kustomize ## Uninstall the CRDs (ignore-not-found=true to i
 
 .PHONY: deploy
 deploy: manifests kustomize ## Deploy the hub (CRDs, RBAC, Deployment) with image IMG.
-	cd config/manager && $(KUSTOMIZE) edit set image fleetjob-hub=$(IMG)
-	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+	$(call kustomize-with-image) | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
 undeploy: kustomize ## Undeploy the hub (ignore-not-found=true to ignore missing ones).
@@ -158,14 +167,29 @@ undeploy: kustomize ## Undeploy the hub (ignore-not-found=true to ignore missing
 
 ##@ Fleet
 
-# FLEET_PROVIDER: kwok (the default) or kind, only when asked for by name.
-# Only kwok needs the local binaries.
-FLEET_ENV = K8S_VERSION=$(K8S_VERSION) K8S_BIN=$(K8S_BIN) KWOK_VERSION=$(KWOK_VERSION) KIND=$(KIND)
+# FLEET_PROVIDER: kwok (the default) or kind, only when asked for by name: a
+# Docker engine that answers says nothing about whether kind can run.
+# kwok needs the local binaries (make k8s-bins); kind needs what the Kind
+# images section builds offline: kind, the node image (its name in
+# bin/kind/node-image), the busybox images and the hub image IMG, which
+# hack/fleet.sh deploys in the hub with `make deploy`. kind always runs
+# through hack/kind/kind.sh, which adapts it to hosts that refuse
+# privileged containers.
+KIND_DIR ?= $(LOCALBIN)/kind
+FLEET_ENV = K8S_VERSION=$(K8S_VERSION) K8S_BIN=$(K8S_BIN) KWOK_VERSION=$(KWOK_VERSION) \
+	KIND=$(CURDIR)/hack/kind/kind.sh KIND_BINARY=$(KIND) KIND_VERSION=$(KIND_VERSION) KIND_DIR=$(KIND_DIR) \
+	KIND_NODE_IMAGE="$$(cat $(KIND_DIR)/node-image 2>/dev/null)" HUB_IMG=$(IMG)
+
+# fleet-deps builds what the fleet of provider $(1) needs.
+define fleet-deps
+if [ "$(1)" = kind ]; then $(MAKE) --no-print-directory kind kind-image kind-images; \
+else $(MAKE) --no-print-directory k8s-bins; fi
+endef
 
 .PHONY: fleet-up
-fleet-up: ## Create the local fleet: a hub and FLEET_MEMBERS member clusters (kubeconfigs in .fleet/).
-	@provider="$${FLEET_PROVIDER:-$$(hack/fleet.sh provider)}"; \
-	if [ "$$provider" = kind ]; then $(MAKE) --no-print-directory kind; else $(MAKE) --no-print-directory k8s-bins; fi; \
+fleet-up: ## Create the local fleet: a hub and FLEET_MEMBERS member clusters (kubeconfigs in .fleet/; FLEET_PROVIDER=kind for kind).
+	@provider="$$(hack/fleet.sh provider)"; \
+	$(call fleet-deps,$$provider); \
 	FLEET_PROVIDER="$$provider" $(FLEET_ENV) hack/fleet.sh up
 
 .PHONY: fleet-down
@@ -183,9 +207,9 @@ fleet-smoke: ## Run a node-pinned Job on member-1 and check where it ran.
 ##@ Demo
 
 .PHONY: demo
-demo: ## The main job: a local fleet, the hub controller, two registered members, a sample ClusterJob run to its end.
-	@provider="$${FLEET_PROVIDER:-$$(hack/fleet.sh provider)}"; \
-	if [ "$$provider" = kind ]; then $(MAKE) --no-print-directory kind; fi; \
+demo: build ## The main job: a local fleet, the hub controller, two registered members, a sample ClusterJob run to its end (FLEET_PROVIDER=kind for kind).
+	@provider="$$(hack/fleet.sh provider)"; \
+	$(call fleet-deps,$$provider); \
 	FLEET_PROVIDER="$$provider" $(FLEET_ENV) hack/demo.sh up
 
 .PHONY: demo-down
@@ -197,20 +221,43 @@ demo-down: ## Stop the demo's hub controller and delete the fleet.
 # The e2e suite brings up its own fleet in E2E_FLEET_DIR (not .fleet/, so a
 # fleet of `make fleet-up` or `make demo` is never deleted by it), runs
 # ./e2e with the e2e build tag and always deletes that fleet at the end.
-# E2E_PROVIDER: kwok (the default) or kind.
+# `make e2e` runs it on kwok (E2E_PROVIDER=kind: on kind), `make e2e-kind`
+# on kind, in E2E_KIND_FLEET_DIR, with kind cluster names of its own.
 E2E_PROVIDER ?=
 E2E_FLEET_DIR ?= /tmp/fleetjob-e2e
+E2E_KIND_FLEET_DIR ?= /tmp/fleetjob-e2e-kind
+# E2E_KIND is what `make test` does with the kind e2e: auto runs it where a
+# Docker engine answers and says plainly that it skips it where none does;
+# required (.ci/run) makes no Docker engine a failure; off skips it.
+E2E_KIND ?= auto
 
 .PHONY: e2e
-e2e: build ## Run the e2e suite on a fresh local fleet (E2E_PROVIDER=kwok|kind, E2E_FOCUS=regexp).
-	@provider="$${E2E_PROVIDER:-$$(FLEET_PROVIDER= hack/fleet.sh provider)}"; \
-	if [ "$$provider" = kind ]; then $(MAKE) --no-print-directory kind; else $(MAKE) --no-print-directory k8s-bins; fi; \
-	E2E_PROVIDER="$$provider" FLEET_DIR="$(E2E_FLEET_DIR)" FLEETJOB_HUB="$(LOCALBIN)/fleetjob-hub" \
-		$(FLEET_ENV) e2e/run.sh
+e2e: build ## Run the e2e suite on a fresh kwok fleet (E2E_FOCUS=regexp, E2E_LABELS=label filter; E2E_PROVIDER=kind: make e2e-kind).
+	@case "$(E2E_PROVIDER)" in \
+	kind) $(MAKE) --no-print-directory e2e-kind ;; \
+	""|kwok) $(MAKE) --no-print-directory k8s-bins && \
+		E2E_PROVIDER=kwok FLEET_DIR="$(E2E_FLEET_DIR)" FLEETJOB_HUB="$(LOCALBIN)/fleetjob-hub" $(FLEET_ENV) e2e/run.sh ;; \
+	*) echo "E2E_PROVIDER=$(E2E_PROVIDER): want kwok (the default) or kind" >&2; exit 2 ;; \
+	esac
 
 .PHONY: e2e-kind
-e2e-kind: ## Run the e2e suite on kind clusters (needs Docker), the hub controller deployed in the hub.
-	$(MAKE) e2e E2E_PROVIDER=kind
+e2e-kind: build kind kind-image kind-images ## Run the e2e suite on kind clusters built offline (needs Docker), the hub deployed in the hub with make deploy.
+	E2E_PROVIDER=kind FLEET_DIR="$(E2E_KIND_FLEET_DIR)" $(FLEET_ENV) e2e/run.sh
+
+.PHONY: test-e2e-kind
+test-e2e-kind: ## The kind e2e as `make test` runs it: where a Docker engine answers (E2E_KIND=auto|required|off).
+	@case "$(E2E_KIND)" in \
+	off) echo "make test: skipping the kind e2e (E2E_KIND=off)"; exit 0 ;; \
+	auto|required) ;; \
+	*) echo "E2E_KIND=$(E2E_KIND): want auto, required or off" >&2; exit 2 ;; \
+	esac; \
+	if $(CONTAINER_TOOL) info >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory e2e-kind; \
+	elif [ "$(E2E_KIND)" = required ]; then \
+		echo "make test: FAILED: the kind e2e is required (E2E_KIND=required) but no Docker engine answers ($(CONTAINER_TOOL) info failed)" >&2; exit 1; \
+	else \
+		echo "make test: SKIPPING the kind e2e: no Docker engine answers ($(CONTAINER_TOOL) info failed); E2E_KIND=required makes this a failure"; \
+	fi
 
 ##@ Benchmark
 

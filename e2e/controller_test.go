@@ -31,8 +31,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/onsi/gomega/types"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // controllerArgs are the hub controller's flags in the suite, on both
@@ -210,9 +214,9 @@ func (h *processHub) logSinceStart() string {
 }
 
 // deployedHub is the hub controller as `make deploy` installs it on a kind
-// hub (e2e/run.sh deploys it with replicas: 1). It is started by scaling
-// the Deployment up with the suite's flags and killed by scaling it down
-// and force-deleting its pod.
+// hub (e2e/run.sh deploys it, then scales it to 0 until the members are
+// registered). It is started by scaling the Deployment up with the suite's
+// flags and killed by scaling it down and force-deleting its pod.
 type deployedHub struct {
 	f *fleet
 	// previous holds the logs of the pods killed so far.
@@ -226,9 +230,11 @@ const (
 
 func (h *deployedHub) start() {
 	GinkgoHelper()
-	// The suite's flags; no leader election, so that a restarted pod does
-	// not wait out the lease of the one killed.
-	args := append([]string{"--health-probe-bind-address=:8081", "--metrics-bind-address=:8080"}, controllerArgs...)
+	// The Deployment's own flags, leader election included as users run
+	// it: a force-deleted pod's container may outlive its API object by
+	// seconds, and only the lease keeps it from acting beside the next
+	// pod. A start after kill waits out the killed pod's lease (15 s).
+	args := append([]string{"--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8080"}, controllerArgs...)
 	patch, err := json.Marshal([]map[string]any{{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}})
 	Expect(err).NotTo(HaveOccurred())
 	h.f.kubectlOK("hub", "-n", workNamespace, "patch", hubDeployment, "--type=json", "-p", string(patch))
@@ -243,6 +249,46 @@ func (h *deployedHub) kill() {
 	h.f.kubectlOK("hub", "-n", workNamespace, "scale", hubDeployment, "--replicas=0")
 	h.f.kubectlOK("hub", "-n", workNamespace, "delete", "pod", "-l", hubPods, "--grace-period=0", "--force", "--ignore-not-found")
 	Eventually(h.running).WithTimeout(30 * time.Second).Should(BeFalse())
+}
+
+// hubLease is the hub's leader election Lease (cmd/fleetjob-hub), in the
+// namespace of its pod.
+const hubLease = "fleetjob-hub.fleetjob.io"
+
+// deletePod deletes the hub's pod as a person would (kubectl delete pod:
+// SIGTERM and the grace period), and returns how long after the deletion
+// another pod of the Deployment held the leader lease.
+func (h *deployedHub) deletePod() time.Duration {
+	GinkgoHelper()
+	old := strings.TrimPrefix(strings.TrimSpace(h.f.kubectlOK("hub", "-n", workNamespace, "get", "pods", "-l", hubPods, "-o", "name")), "pod/")
+	Expect(old).NotTo(BeEmpty())
+	Expect(old).NotTo(ContainSubstring("\n"), "one hub pod runs")
+	Expect(h.leaseHolder()).To(HavePrefix(old+"_"), "the hub pod %s holds the lease", old)
+	h.previous.WriteString(h.currentLogs())
+	deleted := time.Now()
+	h.f.kubectlOK("hub", "-n", workNamespace, "delete", "pod", old, "--wait=false")
+	var holder string
+	Eventually(func(g Gomega) {
+		var err error
+		holder, err = h.leaseHolder()
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(holder).NotTo(BeEmpty())
+		g.Expect(holder).NotTo(HavePrefix(old + "_"))
+	}).WithTimeout(engageTimeout).WithPolling(100*time.Millisecond).Should(Succeed(), "another hub pod takes the lease over from %s", old)
+	took := time.Since(deleted)
+	GinkgoWriter.Printf("The lease went from the deleted pod %s to %s %s after the deletion\n", old, holder, took.Round(100*time.Millisecond))
+	return took
+}
+
+// leaseHolder is the hub lease's holderIdentity (<pod name>_<uuid>), empty
+// when none or no lease.
+func (h *deployedHub) leaseHolder() (string, error) {
+	lease := &coordinationv1.Lease{}
+	err := h.f.hub.Get(ctx, client.ObjectKey{Namespace: workNamespace, Name: hubLease}, lease)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	return ptr.Deref(lease.Spec.HolderIdentity, ""), err
 }
 
 func (h *deployedHub) running() bool {

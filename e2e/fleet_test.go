@@ -99,7 +99,10 @@ type member struct {
 	// controller runs in the hub cluster; empty on kwok, where the address
 	// in kubeconfig serves the controller too.
 	server string
-	client client.WithWatch
+	// controlPlane is the name of the control plane's node, on kind also
+	// its container's: stopAPIServer cuts the hub off there.
+	controlPlane string
+	client       client.WithWatch
 }
 
 var scheme = runtime.NewScheme()
@@ -135,10 +138,36 @@ func loadFleet() *fleet {
 			m.server = serverOf(f.kubeconfig(name + ".internal"))
 		}
 		m.client = newClient(m.kubeconfig)
+		if f.provider == providerKind {
+			m.controlPlane = controlPlaneOf(m)
+		}
 		f.members = append(f.members, m)
 	}
 	Expect(len(f.members)).To(BeNumerically(">=", 2), "the suite needs two members")
 	return f
+}
+
+// controlPlaneOf is the name of m's control plane node.
+func controlPlaneOf(m *member) string {
+	GinkgoHelper()
+	list := &corev1.NodeList{}
+	Expect(m.client.List(ctx, list, client.HasLabels{"node-role.kubernetes.io/control-plane"})).To(Succeed())
+	Expect(list.Items).To(HaveLen(1), "%s has one control plane node", m.name)
+	return list.Items[0].Name
+}
+
+// Labels of the specs that run on one provider only. Each of them also
+// skips itself on the other provider, saying why (only).
+var (
+	kwokOnly = Label("kwok-only")
+	kindOnly = Label("kind-only")
+)
+
+// only skips the spec unless the fleet is of provider, saying why.
+func only(provider, why string) {
+	if f.provider != provider {
+		Skip(provider + " only: " + why)
+	}
 }
 
 func envOr(key, def string) string {
@@ -294,17 +323,22 @@ func (f *fleet) unregister(m *member) {
 	f.fleetjob("unregister", m.name)
 }
 
-// stopAPIServer stops m's kube-apiserver, and only it: etcd, the
-// controllers, the scheduler and kwok (or the kubelets) go on, as in an
-// API server outage. On kwok the process is killed (and its command line
-// kept for startAPIServer); on kind its static pod manifest is moved away.
-// Restarting the whole control plane instead would make the member's
-// controller-manager wait out its predecessor's leader lease (15 s or
-// more) before any Job finishes again.
+// stopAPIServer makes m's API server stop answering the hub and the
+// suite, as in an API server outage. On kwok the kube-apiserver process is
+// killed (and its command line kept for startAPIServer): etcd, the
+// controllers, the scheduler and kwok go on. On kind a firewall rule in the
+// control plane's container resets every connection to port 6443 that
+// comes from outside it (the hub, this machine, the workers' kubelets),
+// which the hub sees exactly as a stopped API server, while the member's
+// own controllers, on the container's loopback, go on. Stopping the static
+// pod instead would take the kubelet 10-30 s each way, longer than the
+// outage specs' unreachable timeout. Restarting the whole control plane
+// would make the member's controller-manager wait out its predecessor's
+// leader lease (15 s or more) before any Job finishes again.
 func (f *fleet) stopAPIServer(m *member) {
 	GinkgoHelper()
 	if f.provider == providerKind {
-		f.runTool("docker", "exec", m.name+"-control-plane", "mv", "/etc/kubernetes/manifests/kube-apiserver.yaml", "/etc/kubernetes/kube-apiserver.yaml")
+		f.runToolInput(kindOutageRules, "docker", "exec", "-i", m.controlPlane, "nft", "-f", "-")
 	} else {
 		p := findClusterProcess(filepath.Join(f.dir, "kwok", "clusters", m.name)+"/", "kube-apiserver")
 		Expect(p).NotTo(BeNil(), "the kube-apiserver process of %s", m.name)
@@ -316,13 +350,27 @@ func (f *fleet) stopAPIServer(m *member) {
 	GinkgoWriter.Printf("Stopped the kube-apiserver of %s\n", m.name)
 }
 
+// kindOutageTable is the nftables table of kindOutageRules, deleted to end
+// the outage.
+const kindOutageTable = "fleetjob-e2e-outage"
+
+// kindOutageRules reset every TCP connection to the API server's port that
+// arrives on the node container's network interface (not on loopback).
+const kindOutageRules = `table inet ` + kindOutageTable + ` {
+	chain input {
+		type filter hook input priority -10;
+		iifname != "lo" tcp dport 6443 reject with tcp reset
+	}
+}
+`
+
 // startAPIServer undoes stopAPIServer and waits until m answers again. It
 // does nothing when m's API server was not stopped.
 func (f *fleet) startAPIServer(m *member) {
 	GinkgoHelper()
 	if f.provider == providerKind {
-		f.runTool("docker", "exec", m.name+"-control-plane", "sh", "-c",
-			"[ ! -f /etc/kubernetes/kube-apiserver.yaml ] || mv /etc/kubernetes/kube-apiserver.yaml /etc/kubernetes/manifests/")
+		f.runTool("docker", "exec", m.controlPlane, "sh", "-c",
+			"! nft list table inet "+kindOutageTable+" >/dev/null 2>&1 || nft delete table inet "+kindOutageTable)
 	} else if p := f.stopped[m.name]; p != nil {
 		p.start()
 		delete(f.stopped, m.name)
@@ -389,14 +437,20 @@ func processGone(pid int) bool {
 	return err != nil || bytes.Contains(status, []byte("\nState:\tZ"))
 }
 
-// runTool runs a fleet tool (docker) and expects it to succeed. Its
-// output goes to FLEET_DIR/e2e-tools.log.
+// runTool runs a fleet tool (docker, hack/fleet.sh) and expects it to
+// succeed. Its output goes to FLEET_DIR/e2e-tools.log.
 func (f *fleet) runTool(name string, args ...string) {
+	GinkgoHelper()
+	f.runToolInput("", name, args...)
+}
+
+// runToolInput is runTool with stdin.
+func (f *fleet) runToolInput(stdin, name string, args ...string) {
 	GinkgoHelper()
 	out, err := os.OpenFile(filepath.Join(f.dir, "e2e-tools.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	Expect(err).NotTo(HaveOccurred())
 	defer out.Close()
 	cmd := exec.Command(name, args...)
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), out, out
 	Expect(cmd.Run()).To(Succeed(), "%s %s (output in %s)", name, strings.Join(args, " "), out.Name())
 }

@@ -51,10 +51,8 @@ func nodeMonitorGrace() time.Duration {
 // bound, every node of the member fails NodeLost saying so, and no node
 // gets a second Job, also once the kubelets are back.
 var _ = Describe("Lost nodes", func() {
-	It("fails the nodes of a member whose kubelets died NodeLost within nodeLostTimeout, for a tolerant and a default template, and deletes their Jobs", func() {
-		if f.provider != providerKwok {
-			Skip("kills the kwok controller that plays a member's kubelets")
-		}
+	It("fails the nodes of a member whose kubelets died NodeLost within nodeLostTimeout, for a tolerant and a default template, and deletes their Jobs", kwokOnly, func() {
+		only(providerKwok, "kills the kwok controller that plays every kubelet of a member at once, and waits out kwokctl's node-monitor grace")
 		const lostTimeout = 30 * time.Second
 		m := f.member("member-1")
 		tolerant := makeClusterJob("lost-tolerant").OnlyMember(m.name).RunFor(30 * time.Minute).Obj()

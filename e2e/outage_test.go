@@ -34,8 +34,10 @@ var _ = Describe("Member lifecycle", func() {
 	It("keeps the other member going while one member's API server is down, then finishes without re-running nodes", func() {
 		up, down := f.member("member-1"), f.member("member-2")
 		// One node per group: each member has groups left to run when the
-		// outage starts.
-		cj := makeClusterJob("outage").Batch(1).RunFor(time.Second).Obj()
+		// outage starts. A real pod takes about 4 s more than it runs for:
+		// on kind, where member-1 has 3 nodes, its pods run longer, so that
+		// it is still busy once the outage is seen.
+		cj := makeClusterJob("outage").Batch(1).RunFor(byProvider(time.Second, 3*time.Second)).Obj()
 		create(cj)
 		Eventually(func() int { return len(runJobs(down, cj.UID)) }).Should(BeNumerically(">", 0), "%s started", down.name)
 		f.stopAPIServer(down)
@@ -58,7 +60,9 @@ var _ = Describe("Member lifecycle", func() {
 
 	It("fails a member whose registration is deleted mid-run after the unreachable timeout", func() {
 		kept, dropped := f.member("member-1"), f.member("member-2")
-		cj := makeClusterJob("unregistered").Batch(3).RunFor(2 * time.Second).Obj()
+		// member-2 must still run when the hub loses it: 3 groups of 2 s on
+		// kwok; on kind its 2 nodes make one group, whose pods run longer.
+		cj := makeClusterJob("unregistered").Batch(3).RunFor(byProvider(2*time.Second, 10*time.Second)).Obj()
 		create(cj)
 		Eventually(func() int { return len(runJobs(dropped, cj.UID)) }).Should(BeNumerically(">", 0), "%s started", dropped.name)
 		f.unregister(dropped)

@@ -49,6 +49,22 @@ var _ = Describe("The hub controller killed mid-run", func() {
 		expectNoRun(other, recorders[other.name], cj)
 	})
 
+	It("a deleted hub pod: the Deployment's next pod takes the lease over within the lease duration and completes the run with one Job per node", kindOnly, func() {
+		only(providerKind, "deletes the hub's pod, which runs in the hub cluster only on kind")
+		m := f.member("member-1")
+		cj := makeClusterJob("hub-pod-deleted").Batch(1).OnlyMember(m.name).RunFor(2 * time.Second).Obj()
+		create(cj)
+		Eventually(func() int { return len(recorders[m.name].jobsPerNode(cj.UID)) }).Should(BeNumerically(">=", 2), "the second group started")
+		handOver := hub.(*deployedHub).deletePod()
+		AddReportEntry("lease hand-over after kubectl delete pod of the hub", handOver.Round(100*time.Millisecond).String())
+		// A hub that releases its lease when it stops hands over as soon as
+		// the next pod runs; one that leaves it to expire, only after the
+		// lease duration (controller-runtime's 15 s), blind in between.
+		Expect(handOver).To(BeNumerically("<", 15*time.Second), "the deleted pod released the lease")
+		waitPhase(cj, fleetv1.PhaseCompleted)
+		expectRun(m, recorders[m.name], cj, batches(names(eligibleNodes(m)), 1))
+	})
+
 	It("keeps a random batch plan across a restart", func() {
 		m := f.member("member-2")
 		cj := makeClusterJob("random-restart").RandomBatch(2).OnlyMember(m.name).RunFor(2 * time.Second).Obj()

@@ -10,13 +10,18 @@
 #         nodes and kwok's Stage, Logs and ClusterLogs CRDs, so that specs
 #         can fail pods or nodes on a chosen node and serve a pod's logs
 #         from a file; the suite starts bin/fleetjob-hub itself.
-#   kind  (E2E_PROVIDER=kind, needs Docker) three kind clusters; the hub
-#         controller image is built, loaded into the hub and deployed there
-#         with `make deploy`; the suite registers the members (with
-#         `kubectl fleetjob register --server` their in-Docker-network
-#         address) and scales the Deployment.
+#   kind  (E2E_PROVIDER=kind, needs Docker) three kind clusters from the
+#         offline node image (hack/fleet.sh: a one-node hub, member-1 with
+#         3 nodes, member-2 with 2); the hub controller image HUB_IMG is
+#         loaded into the hub and deployed there with `make deploy`; the
+#         suite registers the members (`kubectl fleetjob register --server`
+#         their control plane's container IP) and scales the Deployment.
 # The default is kwok; kind is used only when asked for by name. The test
-# code is the same for both.
+# code is the same for both; specs labelled kwok-only or kind-only skip
+# themselves on the other provider, saying why.
+#
+# The fleet is always deleted at the end, also when the suite fails or is
+# interrupted; on a failure the kind clusters' logs are kept in ARTIFACTS.
 #
 # Environment (defaults in brackets):
 #   E2E_PROVIDER   kwok or kind [kwok]
@@ -24,9 +29,12 @@
 #                  .fleet/ of `make fleet-up` or `make demo`, which stays up
 #   E2E_TIMEOUT    go test -timeout [20m]; E2E_GINKGO_TIMEOUT the suite's own [18m]
 #   E2E_FOCUS      run only the specs matching this regular expression
+#   E2E_LABELS     run only the specs matching this Ginkgo label filter
 #   E2E_KEEP_FLEET 1: leave the fleet up afterwards (for debugging)
 #   ARTIFACTS      where failed specs leave logs and objects [<repo>/artifacts/e2e]
-#   K8S_BIN, KIND, KUBECTL, ...   as for hack/fleet.sh
+#   HUB_IMG        kind: the hub controller image, in the local Docker engine
+#                  [fleetjob-hub:dev]; `make e2e-kind` builds it
+#   K8S_BIN, KIND, KIND_NODE_IMAGE, KUBECTL, ...   as for hack/fleet.sh
 
 set -euo pipefail
 
@@ -37,7 +45,7 @@ E2E_TIMEOUT="${E2E_TIMEOUT:-20m}"
 # Ginkgo stops first, so that failed specs still report and dump.
 E2E_GINKGO_TIMEOUT="${E2E_GINKGO_TIMEOUT:-18m}"
 E2E_FOCUS="${E2E_FOCUS:-}"
-IMG="${IMG:-fleetjob-hub:e2e}"
+E2E_LABELS="${E2E_LABELS:-}"
 KIND="${KIND:-kind}"
 export FLEET_DIR="${FLEET_DIR:-/tmp/fleetjob-e2e}"
 export ARTIFACTS="${ARTIFACTS:-${ROOT}/artifacts/e2e}"
@@ -52,6 +60,11 @@ E2E_PROVIDER="${E2E_PROVIDER:-$(FLEET_PROVIDER='' "${ROOT}/hack/fleet.sh" provid
 export E2E_PROVIDER FLEET_PROVIDER="${E2E_PROVIDER}"
 if [[ "${E2E_PROVIDER}" == kwok ]]; then
   export FLEET_KWOK_CRDS=Stage,Logs,ClusterLogs
+else
+  # Names of its own: the suite never touches the kind fleet of
+  # `make fleet-up` or `make demo`.
+  export FLEET_KIND_PREFIX="${FLEET_KIND_PREFIX:-fleetjob-e2e-}"
+  export HUB_IMG="${HUB_IMG:-fleetjob-hub:dev}"
 fi
 
 # Another kwok fleet's control planes would compete for the same ports.
@@ -69,22 +82,37 @@ stop_controller() {
   rm -f "${FLEET_DIR}/e2e-hub.pid"
 }
 
-down() {
-  stop_controller
-  if [[ "${E2E_KEEP_FLEET:-}" == 1 ]]; then
-    log "leaving the fleet up (FLEET_DIR=${FLEET_DIR}); delete it with: FLEET_DIR=${FLEET_DIR} hack/fleet.sh down"
-    return
-  fi
-  "${ROOT}/hack/fleet.sh" down || log "warning: deleting the fleet failed"
+# artifacts keeps what explains a failed run of a kind fleet: every
+# node's logs (kind export logs: kubelet, containerd, the pods' logs) and
+# the hub's Deployment. The suite itself dumps each failed spec's objects.
+artifacts() {
+  [[ "${E2E_PROVIDER}" == kind ]] || return 0
+  local name dir="${ARTIFACTS}/kind"
+  mkdir -p "${dir}"
+  log "keeping the kind clusters' logs in ${dir}"
+  while read -r name; do
+    "${KIND}" export logs "${dir}/${name}" --name "${FLEET_KIND_PREFIX}${name}" >/dev/null 2>&1 ||
+      log "warning: kind export logs of ${name} failed"
+  done < <(cat "${FLEET_DIR}/clusters" 2>/dev/null)
+  "${KUBECTL}" --kubeconfig "${FLEET_DIR}/hub.kubeconfig" -n fleetjob-system describe deployment,pods >"${dir}/hub-deployment.txt" 2>&1 || true
 }
 
-deploy_kind() {
-  log "building ${IMG} and deploying it to the hub"
-  make -C "${ROOT}" docker-build IMG="${IMG}"
-  "${KIND}" load docker-image "${IMG}" --name hub
-  make -C "${ROOT}" deploy IMG="${IMG}" KUBECTL="${KUBECTL}" KUBECONFIG="${FLEET_DIR}/hub.kubeconfig"
-  # The suite starts it with its own flags once the members are registered.
-  "${KUBECTL}" --kubeconfig "${FLEET_DIR}/hub.kubeconfig" -n fleetjob-system scale deployment/fleetjob-hub --replicas=0
+# down runs on every exit: the fleet is deleted whatever happened.
+down() {
+  local rc=$?
+  trap - EXIT INT TERM
+  stop_controller
+  if ((rc != 0)); then
+    artifacts
+  fi
+  if [[ "${E2E_KEEP_FLEET:-}" == 1 ]]; then
+    log "leaving the fleet up (FLEET_DIR=${FLEET_DIR}); delete it with: FLEET_DIR=${FLEET_DIR} hack/fleet.sh down"
+  else
+    local start=${SECONDS}
+    "${ROOT}/hack/fleet.sh" down || log "warning: deleting the fleet failed"
+    log "fleet deleted in $((SECONDS - start))s"
+  fi
+  exit "${rc}"
 }
 
 main() {
@@ -97,19 +125,28 @@ main() {
   fi
   mkdir -p "${FLEET_DIR}" "${ARTIFACTS}"
   trap down EXIT
+  trap 'exit 130' INT
+  trap 'exit 143' TERM
   log "provider ${E2E_PROVIDER}, fleet in ${FLEET_DIR}"
+  # A fleet an earlier, killed run left behind in FLEET_DIR.
+  "${ROOT}/hack/fleet.sh" down >/dev/null 2>&1 || true
   "${ROOT}/hack/fleet.sh" up
+  local up=$((SECONDS - start))
   if [[ "${E2E_PROVIDER}" == kind ]]; then
-    deploy_kind
+    # The suite starts it with its own flags once the members are registered.
+    "${KUBECTL}" --kubeconfig "${FLEET_DIR}/hub.kubeconfig" -n fleetjob-system scale deployment/fleetjob-hub --replicas=0 >/dev/null
   fi
   local -a args=(-tags e2e ./e2e/... -count=1 -timeout "${E2E_TIMEOUT}" -v -args -ginkgo.v "-ginkgo.timeout=${E2E_GINKGO_TIMEOUT}")
   if [[ -n "${E2E_FOCUS}" ]]; then
     args+=("-ginkgo.focus=${E2E_FOCUS}")
   fi
+  if [[ -n "${E2E_LABELS}" ]]; then
+    args+=("-ginkgo.label-filter=${E2E_LABELS}")
+  fi
   log "go test ${args[*]}"
   local suite_start=${SECONDS}
   (cd "${ROOT}" && go test "${args[@]}") || rc=$?
-  log "suite finished in $((SECONDS - suite_start))s with exit code ${rc}; total $((SECONDS - start))s (artifacts of failed specs: ${ARTIFACTS})"
+  log "timings (${E2E_PROVIDER}): fleet up ${up}s, suite $((SECONDS - suite_start))s (exit code ${rc}), total $((SECONDS - start))s before deleting the fleet; artifacts of failed specs: ${ARTIFACTS}"
   return "${rc}"
 }
 

@@ -36,22 +36,29 @@ var _ = Describe("Run control", func() {
 	It("maxFailedNodesPerCluster 1: one failure per cluster runs every group, a second stops that cluster", func() {
 		m1, m2 := f.member("member-1"), f.member("member-2")
 		n1, n2 := names(eligibleNodes(m1)), names(eligibleNodes(m2))
-		Expect(len(n1)).To(BeNumerically(">=", 5), "member-1 needs three batches of 2")
-		// member-1: one failure in each of its first two batches; member-2:
-		// one failure in its first.
-		failPodsOn(m1, n1[1])
-		failPodsOn(m1, n1[2])
-		failPodsOn(m2, n2[1])
+		// Batches of 2, or of 1 where member-1 has fewer than 6 nodes (3 on
+		// kind): member-1 needs a third batch that never runs.
+		size := min(2, len(n1)/3)
+		Expect(size).To(BeNumerically(">=", 1), "member-1 needs three batches")
+		Expect(len(n2)).To(BeNumerically(">=", 2), "member-2 needs two nodes")
+		b1 := batches(n1, size)
+		// member-1: one failure in each of its first two batches (the last
+		// node of the first, the first of the second); member-2: one, its
+		// second node.
+		bad1, bad2, bad3 := b1[0].nodes[size-1], b1[1].nodes[0], n2[1]
+		failPodsOn(m1, bad1)
+		failPodsOn(m1, bad2)
+		failPodsOn(m2, bad3)
 		one := intstr.FromInt32(1)
-		cj := makeClusterJob("budget").Batch(2).Policy(fleetv1.FailurePolicy{MaxFailedNodesPerCluster: &one}).
-			FailOn(n1[1], n1[2], n2[1]).Obj()
+		cj := makeClusterJob("budget").Batch(int32(size)).Policy(fleetv1.FailurePolicy{MaxFailedNodesPerCluster: &one}).
+			FailOn(bad1, bad2, bad3).Obj()
 		create(cj)
 		got := waitPhase(cj, fleetv1.PhaseFailed)
 
 		// member-1 stops after the batch of its second failure; every
 		// batch of member-2 runs, one Job per node.
-		expectRun(m1, recorders[m1.name], cj, batches(n1, 2)[:2], n1[1], n1[2])
-		expectRun(m2, recorders[m2.name], cj, batches(n2, 2), n2[1])
+		expectRun(m1, recorders[m1.name], cj, b1[:2], bad1, bad2)
+		expectRun(m2, recorders[m2.name], cj, batches(n2, size), bad3)
 		r1 := row(got, m1.name)
 		Expect(r1.Phase).To(Equal(fleetv1.ClusterFailed))
 		Expect(r1.Reason).To(Equal(fleetv1.ReasonFailureBudgetExceeded))
@@ -98,10 +105,8 @@ var _ = Describe("Run control", func() {
 		Expect(runJobs(m2, parent.UID)).To(HaveLen(len(n2)))
 	})
 
-	It("gates.nodeHealth fails a node that kwok turns NotReady after its Job succeeded, NodeUnhealthy, and holds the next group until then", func() {
-		if f.provider != providerKwok {
-			Skip("a kind node cannot be made NotReady from the suite")
-		}
+	It("gates.nodeHealth fails a node that kwok turns NotReady after its Job succeeded, NodeUnhealthy, and holds the next group until then", kwokOnly, func() {
+		only(providerKwok, "a kwok Stage turns the node NotReady at once; a stopped kind kubelet is seen NotReady only after the node-monitor grace period (40 s or more), past the gate's timeout")
 		m1 := f.member("member-1")
 		n1 := names(eligibleNodes(m1))
 		Expect(len(n1)).To(BeNumerically(">=", 3), "member-1 needs two batches of 2")
@@ -146,11 +151,17 @@ var _ = Describe("Run control", func() {
 	It("gates.soak keeps the groups of a member apart by at least the soak, from the Jobs' own times", func() {
 		m1 := f.member("member-1")
 		const soak = 3 * time.Second
-		cj := makeClusterJob("soak").Batch(3).OnlyMember(m1.name).Obj()
+		// Batches of 3, smaller where member-1 has fewer than 6 nodes (3 on
+		// kind): a soak is seen only between two groups.
+		n1 := names(eligibleNodes(m1))
+		size := min(3, (len(n1)+1)/2)
+		Expect(len(n1)).To(BeNumerically(">=", 2), "member-1 needs two groups")
+		cj := makeClusterJob("soak").Batch(int32(size)).OnlyMember(m1.name).Obj()
 		cj.Spec.Gates = &fleetv1.Gates{Soak: &metav1.Duration{Duration: soak}}
 		create(cj)
 		waitPhase(cj, fleetv1.PhaseCompleted)
-		want := batches(names(eligibleNodes(m1)), 3)
+		want := batches(n1, size)
+		Expect(len(want)).To(BeNumerically(">=", 2))
 		expectRun(m1, recorders[m1.name], cj, want)
 
 		done, created := map[string]time.Time{}, map[string]time.Time{}

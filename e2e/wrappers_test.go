@@ -69,9 +69,11 @@ func makeClusterJob(name string) *clusterJobWrapper {
 					// Deleted pods go at once, not after 30 s.
 					TerminationGracePeriodSeconds: ptr.To[int64](0),
 					Containers: []corev1.Container{{
-						Name:    "work",
-						Image:   "busybox:1.36",
-						Command: []string{"sh", "-c", `sleep "$E2E_SECONDS"; case " $E2E_FAIL_NODE " in *" $FLEETJOB_NODE_NAME "*) exit 1;; esac`},
+						Name:  "work",
+						Image: "busybox:1.36",
+						// A node of FailOn fails at once, as kwok's Stage fails its pods
+						// as soon as they run.
+						Command: []string{"sh", "-c", `case " $E2E_FAIL_NODE " in *" $FLEETJOB_NODE_NAME "*) exit 1;; esac; sleep "$E2E_SECONDS"`},
 					}},
 				}},
 			}},
@@ -151,6 +153,15 @@ func (w *clusterJobWrapper) setEnv(name, value string) *clusterJobWrapper {
 	}
 	c.Env = append(c.Env, corev1.EnvVar{Name: name, Value: value})
 	return w
+}
+
+// byProvider is onKwok on the kwok fleet and onKind on the kind fleet:
+// for the few durations that depend on the fleet's shape or on real pods.
+func byProvider[T any](onKwok, onKind T) T {
+	if f.provider == providerKind {
+		return onKind
+	}
+	return onKwok
 }
 
 // Obj returns the ClusterJob.

@@ -13,9 +13,10 @@
 # not complete within DEMO_TIMEOUT seconds [180].
 #
 # The hub controller runs as a local process (kwok fleet). On a kind fleet
-# (FLEET_PROVIDER=kind, needs Docker) it is built into an image, loaded into
-# the hub cluster and deployed there with `make deploy`, and the members are
-# registered with their kind-internal kubeconfigs so that it can reach them.
+# (FLEET_PROVIDER=kind, needs Docker) hack/fleet.sh has loaded its image
+# (HUB_IMG, built offline by make kind-images) into the hub cluster and
+# deployed it there with `make deploy`, and the members are registered by
+# their control plane's container IP, which the hub's pod reaches.
 
 set -euo pipefail
 
@@ -23,7 +24,9 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 K8S_VERSION="${K8S_VERSION:-v1.36.3}"
 K8S_BIN="${K8S_BIN:-${ROOT}/bin/k8s/${K8S_VERSION}}"
 FLEET_DIR="${FLEET_DIR:-${ROOT}/.fleet}"
-KUBECTL="${KUBECTL:-${K8S_BIN}/kubectl}"
+if [[ -z "${KUBECTL:-}" ]]; then
+  if [[ -x "${K8S_BIN}/kubectl" ]]; then KUBECTL="${K8S_BIN}/kubectl"; else KUBECTL=kubectl; fi
+fi
 DEMO_TIMEOUT="${DEMO_TIMEOUT:-180}"
 SAMPLE="${SAMPLE:-${ROOT}/config/samples/fleetjob_v1alpha1_clusterjob_batch.yaml}"
 HUB_LOG="${FLEET_DIR}/hub.log"
@@ -56,9 +59,8 @@ stop_hub() {
 
 start_hub() {
   if [[ "$(provider)" == kind ]]; then
-    make -C "${ROOT}" docker-build IMG=fleetjob-hub:dev
-    kind load docker-image fleetjob-hub:dev --name hub
-    make -C "${ROOT}" deploy IMG=fleetjob-hub:dev KUBECONFIG="${FLEET_DIR}/hub.kubeconfig"
+    hub -n "${NS}" get deploy/fleetjob-hub >/dev/null 2>&1 ||
+      fail "no hub Deployment in the kind hub: bring the fleet up with HUB_IMG set (make demo does)"
     hub -n "${NS}" rollout status deploy/fleetjob-hub --timeout=120s
     return
   fi
@@ -78,7 +80,8 @@ register() {
   shift
   local -a args=(--member-kubeconfig "${FLEET_DIR}/${m}.kubeconfig" --member-context "${m}")
   if [[ "$(provider)" == kind ]]; then
-    # The hub runs in its own kind cluster: it reaches members on the kind network.
+    # The hub runs in its own kind cluster: it reaches members on the kind
+    # network, by IP (no CoreDNS).
     args+=(--server "$("${KUBECTL}" --kubeconfig "${FLEET_DIR}/${m}.internal.kubeconfig" config view --minify -o jsonpath='{.clusters[0].cluster.server}')")
   fi
   local label
@@ -125,7 +128,9 @@ wait_established() {
 
 cmd_up() {
   local start=${SECONDS}
-  make -C "${ROOT}" k8s-bins >/dev/null
+  if [[ "${FLEET_PROVIDER:-kwok}" != kind ]]; then
+    make -C "${ROOT}" k8s-bins >/dev/null
+  fi
   make -C "${ROOT}" build >/dev/null
   "${ROOT}/hack/fleet.sh" up
   hub apply --server-side -f "${ROOT}/config/crd/bases" >/dev/null

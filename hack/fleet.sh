@@ -9,12 +9,19 @@
 #   hack/fleet.sh down      delete every cluster and every process of the fleet
 #   hack/fleet.sh status    list the clusters, their API servers and nodes
 #   hack/fleet.sh provider  print the provider that `up` would use
+#   hack/fleet.sh routes    kind: set the routes between nodes again (after a
+#                           node container restarted or a Node re-registered)
 #
 # Providers (FLEET_PROVIDER):
 #   kwok  real kube-apiserver/etcd/controller-manager/scheduler run as local
 #         processes (kwokctl --runtime binary) from K8S_BIN; members get fake
 #         nodes that kwok keeps Ready and whose pods kwok runs to completion.
-#   kind  one control plane and two workers per cluster (needs a Docker engine).
+#   kind  kind clusters from an offline node image (needs a Docker engine and
+#         `make kind-image`): the hub a single node, each member a control
+#         plane (untainted: it runs Jobs too) and FLEET_KIND_WORKERS workers;
+#         no kindnetd, no CoreDNS (fleet.sh routes pod CIDRs between nodes);
+#         busybox images loaded into the members; with HUB_IMG, the hub
+#         controller loaded and deployed with `make deploy`.
 # The default is kwok, always: a Docker engine that answers says nothing about
 # whether kind can run here (no registry, no privileged containers on the
 # project's machines), so kind is used only when asked for by name.
@@ -47,7 +54,16 @@
 #   K8S_BIN             directory with kube-*, kubectl, etcd, kwok, kwokctl
 #                       [<repo>/bin/k8s/$K8S_VERSION]; see `make k8s-bins`
 #   KWOK_VERSION        kwok module version, for its stage manifests [v0.8.0]
-#   KIND                kind binary [kind]; KIND_NODE_IMAGE overrides its node image
+#   KIND                kind binary [kind] (on hosts refusing privileged
+#                       containers, the wrapper `make kind` points at)
+#   KIND_NODE_IMAGE     the kind node image (required for kind; make sets it)
+#   FLEET_KIND_WORKERS  workers per kind member, the last value repeating ["2 1"]
+#   FLEET_KIND_PREFIX   prefix of the kind cluster names [fleetjob-]: the
+#                       e2e fleet uses its own, so that it never touches
+#                       the fleet of `make fleet-up`
+#   KIND_JOB_IMAGES     images loaded into every kind member [the busybox
+#                       images the samples and the suite use]
+#   HUB_IMG             kind: the hub controller image to deploy in the hub [none]
 #   KUBECTL             kubectl binary [$K8S_BIN/kubectl, else kubectl on PATH]
 
 set -euo pipefail
@@ -298,53 +314,280 @@ wait_gone() {
 }
 
 # ---------------------------------------------------------------- kind
+#
+# Kind clusters that need no registry (../shared/kind-offline.md): every
+# node from KIND_NODE_IMAGE (`make kind-image` builds it offline), no
+# kindnetd and no CoreDNS (neither image exists offline): the node image's
+# containerd gives pods their node's pod CIDR, and fleet.sh adds the routes
+# between nodes that kindnetd would. The hub reaches members by their
+# control plane's container IP, which the API server's certificate names.
 
-kind_up() {
+KIND_PREFIX="${FLEET_KIND_PREFIX:-fleetjob-}"
+# Workers per member, space separated, the last value repeating: member-1
+# has a control plane and two workers, member-2 one, every control plane
+# untainted. That is what the e2e suite needs (>= 3 usable nodes in
+# member-1, >= 2 in member-2) and what 2 cores carry beside the hub.
+FLEET_KIND_WORKERS="${FLEET_KIND_WORKERS:-2 1}"
+KIND_JOB_IMAGES="${KIND_JOB_IMAGES:-registry.k8s.io/e2e-test-images/busybox:1.36.1-1 busybox:1.36}"
+HUB_IMG="${HUB_IMG:-}"
+DOCKER="${DOCKER:-docker}"
+# Seconds a cluster's nodes get to join and turn Ready after kind returns.
+KIND_READY_TIMEOUT="${KIND_READY_TIMEOUT:-180}"
+
+kind_name() { echo "${KIND_PREFIX}$1"; }
+
+kind_env() {
   command -v "${KIND}" >/dev/null 2>&1 || die "${KIND} not found; run: make kind"
-  local m=0 name cfg src node i
-  local -a workers zones pools
+  "${DOCKER}" info >/dev/null 2>&1 || die "no Docker engine answers (${DOCKER} info failed): the kind fleet needs one"
+  if [[ -z "${KIND_NODE_IMAGE}" ]]; then
+    die "KIND_NODE_IMAGE is not set: build the offline node image with make kind-image (make fleet-up sets it)"
+  fi
+  "${DOCKER}" image inspect "${KIND_NODE_IMAGE}" >/dev/null 2>&1 ||
+    die "node image ${KIND_NODE_IMAGE} is not in the local Docker engine: run: make kind-image"
+}
+
+# workers_for <member index>: that member's worker count (the last value of
+# FLEET_KIND_WORKERS repeats).
+workers_for() {
+  local -a counts
+  read -r -a counts <<<"${FLEET_KIND_WORKERS}"
+  local idx=$(($1 - 1))
+  ((idx < ${#counts[@]})) || idx=$((${#counts[@]} - 1))
+  echo "${counts[$idx]}"
+}
+
+# kind_inotify raises the host's inotify limits, before any node exists:
+# with the default 128 instances a kubelet of the sixth or seventh node
+# crash-loops ("inotify_init: too many open files") while kind create
+# still exits 0. Raised only where this user may (root, or sudo without a
+# password); else a warning says what to run.
+kind_inotify() {
+  local kv key want cur
+  for kv in fs.inotify.max_user_instances=1024 fs.inotify.max_user_watches=524288; do
+    key="${kv%=*}" want="${kv#*=}"
+    cur="$(sysctl -n "${key}" 2>/dev/null || echo 0)"
+    ((cur < want)) || continue
+    if sysctl -w "${kv}" >/dev/null 2>&1 || sudo -n sysctl -w "${kv}" >/dev/null 2>&1; then
+      log "raised ${key} from ${cur} to ${want}"
+    else
+      log "warning: ${key} is ${cur}, below ${want}, and cannot be raised here: kubelets may crash-loop; run: sudo sysctl -w ${kv}"
+    fi
+  done
+}
+
+# kind_config <workers>: a cluster's kind configuration.
+kind_config() {
+  local workers="$1" i
+  cat <<'YAML'
+kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+networking:
+  # kindnetd's image cannot be pulled offline; the node image's containerd
+  # renders a bridge CNI config from the node's pod CIDR instead.
+  disableDefaultCNI: true
+  kubeProxyMode: nftables
+kubeadmConfigPatches:
+- |
+  kind: KubeletConfiguration
+  failCgroupV1: false
+- |
+  # A merge patch replaces the list: kind's own skipPhases is [preflight].
+  # No CoreDNS: its image cannot be pulled offline.
+  kind: InitConfiguration
+  skipPhases: [preflight, addon/coredns]
+nodes:
+- role: control-plane
+YAML
+  for ((i = 0; i < workers; i++)); do
+    echo '- role: worker'
+  done
+}
+
+# kind_create <cluster> <workers>: the kind cluster, unless it exists.
+kind_create() {
+  local name="$1" workers="$2" cluster cfg start=${SECONDS}
+  cluster="$(kind_name "${name}")"
+  if "${KIND}" get clusters 2>/dev/null | grep -qx "${cluster}"; then
+    log "cluster ${name}: kind cluster ${cluster} exists"
+    return 0
+  fi
+  cfg="${FLEET_DIR}/kind-${name}.yaml"
+  kind_config "${workers}" >"${cfg}"
+  log "cluster ${name}: kind create cluster --name ${cluster} (control plane + ${workers} workers, image ${KIND_NODE_IMAGE})"
+  "${KIND}" create cluster --name "${cluster}" --image "${KIND_NODE_IMAGE}" --config "${cfg}" \
+    --kubeconfig "${FLEET_DIR}/kind-${name}.raw" --wait 3m 9>&-
+  rm -f "${FLEET_DIR}/kind-${name}.raw"
+  log "cluster ${name}: created in $((SECONDS - start))s"
+}
+
+# kind_kubeconfigs <cluster>: <cluster>.kubeconfig for this machine (kind's
+# published port on 127.0.0.1) and <cluster>.internal.kubeconfig for a
+# client inside Docker, such as the hub's pod: the control plane's
+# container IP, as no name resolves without CoreDNS.
+kind_kubeconfigs() {
+  local name="$1" cluster src ip
+  cluster="$(kind_name "${name}")"
+  src="${FLEET_DIR}/kind-${name}.raw"
+  "${KIND}" get kubeconfig --name "${cluster}" >"${src}"
+  write_kubeconfig "${name}" "${src}" "kind-${cluster}"
+  rm -f "${src}"
+  ip="$(kind_control_plane_ip "${name}")"
+  [[ -n "${ip}" ]] || die "cluster ${name}: no IP for ${cluster}-control-plane"
+  cp "$(kubeconfig_of "${name}")" "$(kubeconfig_of "${name}.internal")"
+  "${KUBECTL}" --kubeconfig "$(kubeconfig_of "${name}.internal")" config set-cluster "$("${KUBECTL}" --kubeconfig "$(kubeconfig_of "${name}")" config view -o jsonpath='{.clusters[0].name}')" \
+    --server "https://${ip}:6443" >/dev/null
+}
+
+kind_control_plane_ip() {
+  "${DOCKER}" inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$(kind_name "$1")-control-plane" 2>/dev/null
+}
+
+# kind_wait_nodes <cluster> <count>: until the cluster has count Node
+# objects, each with a pod CIDR. kind returns once the control plane is
+# Ready and exits 0 even when a worker never joined (a crash-looping
+# kubelet), hence the count.
+kind_wait_nodes() {
+  local name="$1" want="$2" deadline=$((SECONDS + KIND_READY_TIMEOUT)) containers got cidrs
+  containers="$("${KIND}" get nodes --name "$(kind_name "${name}")" 2>/dev/null | grep -c . || true)"
+  ((containers == want)) || die "cluster ${name}: ${containers} node containers, want ${want}"
+  while :; do
+    got="$(k "${name}" get nodes --no-headers 2>/dev/null | grep -c . || true)"
+    cidrs="$(k "${name}" get nodes -o jsonpath='{range .items[*]}{.spec.podCIDR}{"\n"}{end}' 2>/dev/null | grep -c . || true)"
+    ((got == want && cidrs == want)) && return 0
+    if ((SECONDS > deadline)); then
+      k "${name}" get nodes -o wide >&2 || true
+      die "cluster ${name}: ${got} of ${want} nodes registered (${cidrs} with a pod CIDR) after ${KIND_READY_TIMEOUT}s; a missing node's kubelet may be crash-looping (docker exec <node> journalctl -u kubelet; inotify limits?)"
+    fi
+    sleep 1
+  done
+}
+
+# kind_routes <cluster>: in every node, a route to every other node's pod
+# CIDR via that node's IP (kindnetd's job). Routes are lost when a node
+# container restarts, and a Node deleted and registered again may get
+# another pod CIDR: `hack/fleet.sh routes` sets them again.
+kind_routes() {
+  local name="$1" row orow node ip other oip ocidr
+  local -a rows
+  mapfile -t rows < <(k "${name}" get nodes -o jsonpath='{range .items[*]}{.metadata.name} {.status.addresses[?(@.type=="InternalIP")].address} {.spec.podCIDR}{"\n"}{end}')
+  for row in "${rows[@]}"; do
+    read -r node ip _ <<<"${row}"
+    for orow in "${rows[@]}"; do
+      read -r other oip ocidr <<<"${orow}"
+      [[ "${other}" != "${node}" && -n "${oip}" && -n "${ocidr}" ]] || continue
+      "${DOCKER}" exec "${node}" ip route replace "${ocidr}" via "${oip}"
+    done
+  done
+}
+
+# kind_member_nodes <cluster> <member index>: the control plane may run
+# Jobs (untainted), and every node gets a zone, a pool (round robin, by
+# name) and its member's name, as the kwok fleet's nodes do.
+kind_member_nodes() {
+  local name="$1" i=0 node
+  local -a nodes zones pools
   read -r -a zones <<<"${FLEET_ZONES}"
   read -r -a pools <<<"${FLEET_POOLS}"
+  k "${name}" taint nodes -l node-role.kubernetes.io/control-plane node-role.kubernetes.io/control-plane:NoSchedule- >/dev/null 2>&1 || true
+  mapfile -t nodes < <(k "${name}" get nodes -o name | sort)
+  for node in "${nodes[@]}"; do
+    k "${name}" label --overwrite "${node}" \
+      "topology.kubernetes.io/zone=${zones[$((i % ${#zones[@]}))]}" \
+      "fleetjob.io/pool=${pools[$((i % ${#pools[@]}))]}" \
+      "fleetjob.io/member=${name}" >/dev/null
+    i=$((i + 1))
+  done
+}
+
+kind_wait_ready() {
+  local name="$1"
+  k "${name}" wait --for=condition=Ready nodes --all --timeout="${KIND_READY_TIMEOUT}s" >/dev/null ||
+    { k "${name}" get nodes -o wide >&2; die "cluster ${name}: nodes not Ready after ${KIND_READY_TIMEOUT}s"; }
+}
+
+# kind_load <cluster> <image>...: images from the local Docker engine into
+# every node of the cluster (nothing is pulled: IfNotPresent finds them).
+kind_load() {
+  local name="$1" img
+  shift
+  for img in "$@"; do
+    "${DOCKER}" image inspect "${img}" >/dev/null 2>&1 || die "image ${img} is not in the local Docker engine: run: make kind-images"
+  done
+  "${KIND}" load docker-image --name "$(kind_name "${name}")" "$@" >/dev/null
+  log "cluster ${name}: loaded $*"
+}
+
+# kind_deploy_hub: the hub controller deployed in the hub cluster from the
+# install manifests, as a user deploys it (make deploy IMG=...).
+kind_deploy_hub() {
+  local start=${SECONDS}
+  kind_load hub "${HUB_IMG}"
+  make -C "${ROOT}" --no-print-directory deploy IMG="${HUB_IMG}" KUBECTL="${KUBECTL}" \
+    KUBECONFIG="$(kubeconfig_of hub)" >/dev/null
+  k hub -n fleetjob-system rollout status deployment/fleetjob-hub --timeout=180s >/dev/null ||
+    die "the hub Deployment did not roll out; kubectl -n fleetjob-system describe pods"
+  log "cluster hub: hub controller ${HUB_IMG} deployed in $((SECONDS - start))s"
+}
+
+# kind_nodes_up <cluster> <member index or 0 for the hub>: everything after
+# kind create that makes the cluster usable, safe to run again.
+kind_nodes_up() {
+  local name="$1" m="$2" workers=0 start=${SECONDS}
+  ((m == 0)) || workers="$(workers_for "${m}")"
+  kind_wait_nodes "${name}" $((1 + workers))
+  kind_routes "${name}"
+  kind_wait_ready "${name}"
+  wait_api "${name}"
+  if ((m > 0)); then
+    kind_member_nodes "${name}"
+  fi
+  log "cluster ${name}: $((1 + workers)) nodes Ready $((SECONDS - start))s after create"
+}
+
+kind_up() {
+  kind_env
+  kind_inotify
+  local m=0 name workers
   while read -r name; do
-    if ! "${KIND}" get clusters 2>/dev/null | grep -qx "${name}"; then
-      cfg="${FLEET_DIR}/kind-${name}.yaml"
-      printf '%s\n' 'kind: Cluster' 'apiVersion: kind.x-k8s.io/v1alpha4' 'nodes:' \
-        '- role: control-plane' '- role: worker' '- role: worker' >"${cfg}"
-      log "cluster ${name}: kind create cluster"
-      "${KIND}" create cluster --name "${name}" --config "${cfg}" --wait 2m \
-        --kubeconfig "${FLEET_DIR}/kind-${name}.raw" ${KIND_NODE_IMAGE:+--image "${KIND_NODE_IMAGE}"} 9>&-
-    fi
-    src="${FLEET_DIR}/kind-${name}.raw"
-    "${KIND}" get kubeconfig --name "${name}" >"${src}"
-    write_kubeconfig "${name}" "${src}" "kind-${name}"
-    # For a hub running inside Docker: the members' in-network address.
-    "${KIND}" get kubeconfig --name "${name}" --internal >"${src}"
-    write_kubeconfig "${name}.internal" "${src}" "kind-${name}"
-    rm -f "${src}"
-    wait_api "${name}"
+    workers=0
     if [[ "${name}" != hub ]]; then
       m=$((m + 1))
-      mapfile -t workers < <(k "${name}" get nodes -l '!node-role.kubernetes.io/control-plane' -o name | sort)
-      i=0
-      for node in "${workers[@]}"; do
-        k "${name}" label --overwrite "${node}" \
-          "topology.kubernetes.io/zone=${zones[$((i % ${#zones[@]}))]}" \
-          "fleetjob.io/pool=${pools[$((i % ${#pools[@]}))]}" \
-          "fleetjob.io/member=${name}" >/dev/null
-        i=$((i + 1))
-      done
+      workers="$(workers_for "${m}")"
     fi
-    log "cluster ${name}: ready ($(kubeconfig_of "${name}"))"
+    kind_create "${name}" "${workers}"
+    kind_kubeconfigs "${name}"
+    if [[ "${name}" == hub ]]; then
+      kind_nodes_up hub 0
+    else
+      kind_nodes_up "${name}" "${m}"
+      # shellcheck disable=SC2086 # a list of image names
+      kind_load "${name}" ${KIND_JOB_IMAGES}
+    fi
+    log "cluster ${name}: ready ($(kubeconfig_of "${name}"); in Docker: $(kubeconfig_of "${name}.internal"))"
   done < <(cluster_names)
+  if [[ -n "${HUB_IMG}" ]]; then
+    kind_deploy_hub
+  fi
+}
+
+# cmd_routes: the routes between the nodes of every kind cluster again.
+cmd_routes() {
+  local name
+  [[ "$(cat "${PROVIDER_FILE}" 2>/dev/null)" == kind ]] || die "routes: not a kind fleet"
+  while read -r name; do
+    kind_routes "${name}"
+  done < <(fleet_clusters)
 }
 
 kind_down() {
   command -v "${KIND}" >/dev/null 2>&1 || { log "${KIND} not found; nothing to delete"; return 0; }
-  local name
+  local name cluster existing
+  existing="$("${KIND}" get clusters 2>/dev/null || true)"
   while read -r name; do
-    if "${KIND}" get clusters 2>/dev/null | grep -qx "${name}"; then
-      log "cluster ${name}: deleting"
-      "${KIND}" delete cluster --name "${name}"
+    cluster="$(kind_name "${name}")"
+    if grep -qx "${cluster}" <<<"${existing}"; then
+      log "cluster ${name}: kind delete cluster --name ${cluster}"
+      "${KIND}" delete cluster --name "${cluster}" 9>&- || log "warning: deleting kind cluster ${cluster} failed"
     fi
   done < <(fleet_clusters)
 }
@@ -427,8 +670,9 @@ case "${1:-}" in
   down) lock_fleet && cmd_down ;;
   status) cmd_status ;;
   provider) detect_provider ;;
+  routes) cmd_routes ;;
   *)
-    echo "usage: $0 up|down|status|provider" >&2
+    echo "usage: $0 up|down|status|provider|routes" >&2
     exit 2
     ;;
 esac
