@@ -215,7 +215,7 @@ KIND_ENV = K8S_VERSION=$(K8S_VERSION) K8S_BIN=$(K8S_BIN) CONTAINERD_BIN=$(CONTAI
 	KIND=$(KIND) KIND_VERSION=$(KIND_VERSION) KIND_DIR=$(KIND_DIR)
 
 .PHONY: kind-bins
-kind-bins: $(KIND) $(CONTAINERD_BIN)/containerd k8s-bins k8s-node-bins $(KIND_DIR)/pause ## Build kind, containerd, pause and every Kubernetes binary the node image needs.
+kind-bins: $(KIND) $(CONTAINERD_BIN)/containerd $(K8S_CP_BINS) $(K8S_NODE_BINS) $(K8S_BIN)/etcd $(KIND_DIR)/pause ## Build kind, containerd, pause and every Kubernetes binary the node image needs.
 
 # KIND_NODE_IMAGE names a node image to use instead (a published one where a
 # registry is reachable): then nothing is built and only its name is written.

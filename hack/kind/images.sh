@@ -65,19 +65,16 @@ base_files() {
   printf '%s\n' 'root:x:0:' 'nogroup:x:65534:' 'nonroot:x:65532:' >"${stage}/etc/group"
 }
 
+# busybox_deb prints the path of busybox-static's package, downloaded once:
+# asking apt for the current version takes ~10 s here (no package cache).
 busybox_deb() {
-  local version
-  version="$(apt-cache policy busybox-static 2>/dev/null | awk '/Candidate:/ {print $2}')"
-  if [[ -z "${version}" || "${version}" == "(none)" ]]; then
-    apt-get update >/dev/null
-    version="$(apt-cache policy busybox-static | awk '/Candidate:/ {print $2}')"
-  fi
-  [[ -n "${version}" && "${version}" != "(none)" ]] || die "Debian has no busybox-static here"
-  local deb="${KIND_DIR}/busybox-static_${version//:/%3a}_amd64.deb"
-  if [[ ! -f "${deb}" ]]; then
-    (cd "${KIND_DIR}" && apt-get download "busybox-static=${version}" >/dev/null 2>&1) ||
-      die "apt-get download busybox-static=${version} failed"
-    find "${KIND_DIR}" -maxdepth 1 -name 'busybox-static_*.deb' ! -path "${deb}" -delete
+  local deb
+  deb="$(find "${KIND_DIR}" -maxdepth 1 -name 'busybox-static_*.deb' | head -n 1)"
+  if [[ -z "${deb}" ]]; then
+    (cd "${KIND_DIR}" && apt-get download busybox-static >/dev/null 2>&1) ||
+      (apt-get update >/dev/null && cd "${KIND_DIR}" && apt-get download busybox-static >/dev/null) ||
+      die "apt-get download busybox-static failed"
+    deb="$(find "${KIND_DIR}" -maxdepth 1 -name 'busybox-static_*.deb' | head -n 1)"
   fi
   echo "${deb}"
 }

@@ -75,7 +75,7 @@ main() {
   # The kubernetes Service through kube-proxy (its image's nft or iptables).
   # shellcheck disable=SC2016 # expanded by the pod's shell
   timed "pod reached the kubernetes Service" run_pod service \
-    'nc -z -w 5 "${KUBERNETES_SERVICE_HOST}" "${KUBERNETES_SERVICE_PORT}"'
+    'echo | nc -w 5 "${KUBERNETES_SERVICE_HOST}" "${KUBERNETES_SERVICE_PORT}"'
   log "passed"
 }
 
