@@ -190,7 +190,6 @@ undeploy: kustomize ## Undeploy the hub (ignore-not-found=true to ignore missing
 # hack/fleet.sh deploys in the hub with `make deploy`. kind always runs
 # through hack/kind/kind.sh, which adapts it to hosts that refuse
 # privileged containers.
-KIND_DIR ?= $(LOCALBIN)/kind
 FLEET_ENV = K8S_VERSION=$(K8S_VERSION) K8S_BIN=$(K8S_BIN) KWOK_VERSION=$(KWOK_VERSION) \
 	KIND=$(CURDIR)/hack/kind/kind.sh KIND_BINARY=$(KIND) KIND_VERSION=$(KIND_VERSION) KIND_DIR=$(KIND_DIR) \
 	KIND_NODE_IMAGE="$$(cat $(KIND_DIR)/node-image 2>/dev/null)" HUB_IMG=$(IMG)

@@ -27,7 +27,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -105,35 +104,82 @@ var _ = Describe("Real kubelets", kindOnly, func() {
 		Eventually(func() int { return len(runJobs(m, cj.UID)) }).Should(BeZero(), "the Job that could not start is deleted")
 	})
 
-	It("fails a node whose Node is deleted while its kubelet runs the pod NodeDeleted, deletes its Job, and the ClusterJob, the MemberRun and status --nodes agree for good", func() {
-		m := f.member("member-1")
-		workers := slices.DeleteFunc(names(eligibleNodes(m)), func(n string) bool { return n == m.controlPlane })
-		Expect(workers).NotTo(BeEmpty(), "member-1 needs a worker")
-		node := workers[len(workers)-1]
-		// The pod outlives the spec unless fleetjob deletes its Job.
-		cj := makeClusterJob("node-deleted").OnlyMember(m.name).RunFor(10 * time.Minute).Obj()
-		onNodes(cj, node)
-		create(cj)
-		Eventually(func(g Gomega) {
-			pods := runPods(m, cj.UID)
-			g.Expect(pods).To(HaveLen(1))
-			g.Expect(pods[0].Status.Phase).To(Equal(corev1.PodRunning))
-		}).Should(Succeed(), "the pod runs on %s", node)
+	// A Node deleted mid-Job while its kubelet goes on running the pod (a
+	// kwok kubelet stops with its Node), in a run that goes on on another
+	// node. The pods' ends are in the suite's hands: each waits for a file
+	// in its emptyDir, which the suite writes from inside the node
+	// container.
+	DescribeTable("a node whose Node object is deleted while its kubelet runs the pod: one verdict, the same in the ClusterJob, the MemberRun and status --nodes, for good, and no Job left of a node failed NodeDeleted",
+		func(podEnds podEnd, allowed ...string) {
+			m := f.member("member-1")
+			nodes := names(eligibleNodes(m))
+			workers := slices.DeleteFunc(slices.Clone(nodes), func(n string) bool { return n == m.controlPlane })
+			Expect(len(workers)).To(BeNumerically(">=", 1), "member-1 needs a worker")
+			Expect(len(nodes)).To(BeNumerically(">=", 2), "member-1 needs two nodes")
+			node := workers[len(workers)-1]
+			other := nodes[slices.IndexFunc(nodes, func(n string) bool { return n != node })]
+			cj := makeClusterJob("node-deleted").OnlyMember(m.name).Obj()
+			onNodes(cj, node, other)
+			untilSignalled(cj)
+			create(cj)
+			pods := map[string]corev1.Pod{}
+			Eventually(func(g Gomega) {
+				for _, p := range runPods(m, cj.UID) {
+					g.Expect(p.Status.Phase).To(Equal(corev1.PodRunning), "pod %s", p.Name)
+					pods[p.Spec.NodeName] = p
+				}
+				g.Expect(pods).To(HaveKey(node))
+				g.Expect(pods).To(HaveKey(other))
+			}).Should(Succeed(), "the pods run on %s and %s", node, other)
 
-		deleteNode(m, node)
-		got := waitPhase(cj, fleetv1.PhaseFailed)
-		expectNodeDeleted(cj, m, node)
-		Expect(got.Status.Summary.Nodes).To(Equal(fleetv1.NodeCounts{Total: 1, Failed: 1}))
-		Eventually(func() int { return len(runJobs(m, cj.UID)) }).Should(BeZero(), "the deleted node's Job is deleted")
+			if podEnds == podEndsBefore {
+				signal(node, pods[node])
+			}
+			deleteNode(m, node)
+			if podEnds == podEndsAfter {
+				signal(node, pods[node])
+			}
+			var verdict verdicts
+			Eventually(func(g Gomega) {
+				verdict = verdictsOf(g, cj, m, node)
+				g.Expect(verdict.memberRun).To(Or(HavePrefix("Failed"), Equal("Succeeded")), "the hub's verdict on %s", node)
+			}).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+			GinkgoWriter.Printf("The verdict on %s while %s runs: %+v\n", node, other, verdict)
+			Expect(verdict.memberRun).To(BeElementOf(allowed))
+			agree := func(g Gomega) {
+				v := verdictsOf(g, cj, m, node)
+				g.Expect(v.memberRun).To(Equal(verdict.memberRun), "the verdict stands")
+				g.Expect(v.status).To(Equal(v.memberRun), "the MemberRun's row and status --nodes agree")
+				if strings.HasPrefix(v.status, "Failed") {
+					g.Expect(nodeJobs(m, cj, node)).To(BeEmpty(), "no Job of a node failed NodeDeleted")
+				}
+			}
+			// While the run goes on: when the pod the kubelet still runs
+			// ends by itself, if it was not deleted, and once the node's
+			// kubelet registered its Node again.
+			Eventually(agree).Should(Succeed())
+			signal(node, pods[node])
+			Consistently(agree).WithTimeout(5 * time.Second).WithPolling(time.Second).Should(Succeed())
+			restoreNode(m, node)
+			Consistently(agree).WithTimeout(10 * time.Second).WithPolling(time.Second).Should(Succeed())
 
-		// For good: while the kubelet goes on, and once its Node is back.
-		Consistently(func(g Gomega) { expectNodeDeletedG(g, cj, m, node) }).WithTimeout(10 * time.Second).WithPolling(time.Second).Should(Succeed())
-		restoreNode(m, node)
-		Consistently(func(g Gomega) { expectNodeDeletedG(g, cj, m, node) }).WithTimeout(10 * time.Second).WithPolling(time.Second).Should(Succeed())
-		for n, js := range recorders[m.name].jobsPerNode(cj.UID) {
-			Expect(js).To(HaveLen(1), "node %s had one Job", n)
-		}
-	})
+			signal(other, pods[other])
+			want := fleetv1.PhaseCompleted
+			if strings.HasPrefix(verdict.memberRun, "Failed") {
+				want = fleetv1.PhaseFailed
+			}
+			waitPhase(cj, want)
+			Consistently(agree).WithTimeout(5 * time.Second).WithPolling(time.Second).Should(Succeed())
+			for n, js := range recorders[m.name].jobsPerNode(cj.UID) {
+				Expect(js).To(HaveLen(1), "node %s had one Job", n)
+			}
+		},
+		Entry("its pod still running: Failed NodeDeleted", podRuns, "Failed "+fleetv1.NodeReasonNodeDeleted),
+		Entry("its pod succeeding just after the deletion: either verdict, as long as it is one", podEndsAfter,
+			"Failed "+fleetv1.NodeReasonNodeDeleted, "Succeeded"),
+		Entry("its pod succeeding just before the deletion, its Job completing after it: either verdict, as long as it is one", podEndsBefore,
+			"Failed "+fleetv1.NodeReasonNodeDeleted, "Succeeded"),
+	)
 })
 
 var _ = Describe("kubectl fleetjob clusters", func() {
@@ -157,25 +203,79 @@ type clusterInfo struct {
 	Message   string `json:"message"`
 }
 
-// expectNodeDeleted checks that the verdict of node is Failed NodeDeleted
-// in the ClusterJob's counts, in m's MemberRun row and in kubectl fleetjob
-// status --nodes, read from the member.
-func expectNodeDeleted(cj *fleetv1.ClusterJob, m *member, node string) {
-	GinkgoHelper()
-	expectNodeDeletedG(Default, cj, m, node)
+// podEnd is when the deleted node's pod ends, next to its Node's deletion.
+type podEnd int
+
+const (
+	podRuns podEnd = iota
+	podEndsAfter
+	podEndsBefore
+)
+
+// verdicts are what a user reads of the only node of a run: in the
+// ClusterJob (its phase, once finished), in the member's MemberRun row and
+// in kubectl fleetjob status --nodes ("Succeeded", "Failed <reason>", or
+// the node's phase while it runs).
+type verdicts struct {
+	clusterJob fleetv1.Phase
+	memberRun  string
+	status     string
 }
 
-func expectNodeDeletedG(g Gomega, cj *fleetv1.ClusterJob, m *member, node string) {
+func verdictsOf(g Gomega, cj *fleetv1.ClusterJob, m *member, node string) verdicts {
 	got := latest(cj)(g)
-	g.Expect(got.Status.Phase).To(Equal(fleetv1.PhaseFailed))
-	g.Expect(got.Status.Summary.Nodes.Failed).To(BeEquivalentTo(1), "the ClusterJob counts the node failed")
-	g.Expect(row(got, m.name).FailedNodes).To(ConsistOf(And(HaveField("Node", node), HaveField("Reason", fleetv1.NodeReasonNodeDeleted))),
-		"the MemberRun's row")
-	r := nodeResultOf(g, cj, m.name, node)
-	g.Expect(r.Phase).To(Equal("Failed"), "status --nodes")
-	g.Expect(r.Reason).To(Equal(fleetv1.NodeReasonNodeDeleted), "status --nodes")
-	g.Expect(slices.ContainsFunc(runJobs(m, cj.UID), func(j batchv1.Job) bool { return j.Annotations[fleetv1.NodeAnnotation] == node })).
-		To(BeFalse(), "no Job of the node")
+	v := verdicts{clusterJob: got.Status.Phase}
+	i := slices.IndexFunc(got.Status.Clusters, func(c fleetv1.ClusterStatus) bool { return c.Name == m.name })
+	g.Expect(i).NotTo(Equal(-1), "a MemberRun row for %s", m.name)
+	r := got.Status.Clusters[i]
+	switch j := slices.IndexFunc(r.FailedNodes, func(n fleetv1.NodeFailure) bool { return n.Node == node }); {
+	case j != -1:
+		v.memberRun = "Failed " + r.FailedNodes[j].Reason
+	case r.Nodes.Succeeded == 1:
+		v.memberRun = "Succeeded"
+	default:
+		v.memberRun = string(r.Phase)
+	}
+	n := nodeResultOf(g, cj, m.name, node)
+	v.status = n.Phase
+	if n.Phase == "Failed" {
+		v.status += " " + n.Reason
+	}
+	return v
+}
+
+// nodeJobs are the Jobs of cj for node in m.
+func nodeJobs(m *member, cj *fleetv1.ClusterJob, node string) []string {
+	var out []string
+	for _, j := range runJobs(m, cj.UID) {
+		if j.Annotations[fleetv1.NodeAnnotation] == node {
+			out = append(out, j.Name)
+		}
+	}
+	return out
+}
+
+// signalVolume is the emptyDir where untilSignalled's pods wait for the
+// file done.
+const signalVolume = "e2e-signal"
+
+// untilSignalled makes cj's pods run until signal, at most 10 minutes.
+func untilSignalled(cj *fleetv1.ClusterJob) {
+	spec := &cj.Spec.JobTemplate.Spec.Template.Spec
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: signalVolume, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	c := &spec.Containers[0]
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: signalVolume, MountPath: "/signal"})
+	c.Command = []string{"sh", "-c", `i=0; until [ -e /signal/done ] || [ $i -ge 3000 ]; do sleep 0.2; i=$((i+1)); done`}
+}
+
+// signal ends pod, an untilSignalled pod, on node: it writes the file its
+// container waits for into its emptyDir, from inside the kind node, which
+// needs neither the API server nor the Node object. A pod already gone is
+// left alone.
+func signal(node string, pod corev1.Pod) {
+	GinkgoHelper()
+	dir := filepath.Join("/var/lib/kubelet/pods", string(pod.UID), "volumes/kubernetes.io~empty-dir", signalVolume)
+	f.runTool("docker", "exec", node, "sh", "-c", `[ ! -d "$1" ] || touch "$1/done"`, "-", dir)
 }
 
 // onNodes narrows cj to nodes, by hostname.
