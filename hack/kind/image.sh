@@ -33,7 +33,8 @@
 # The image is tagged fleetjob/kind-node:<k8s version>-<12 hex of a hash of
 # every input> (scripts, files, binaries, versions, package list). If that tag
 # exists, nothing is done. Its name is written to $KIND_DIR/node-image.
-# `image.sh rootfs` makes only the root file system (to overlap with builds).
+# `image.sh rootfs` makes only the root file system (to overlap with builds);
+# `image.sh clean` removes node images other than the current one.
 # KIND_NODE_IMAGE set: that image is used as it is (nothing is built).
 #
 # Times on a 2-core VM (Docker 20.10 on fuse-overlayfs), with the binaries
@@ -90,6 +91,10 @@ timed() {
 
 main() {
   prepare_kind_dir
+  if [[ "${1:-}" == clean ]]; then
+    clean
+    return 0
+  fi
   if [[ "${1:-}" == rootfs ]]; then # only the cached root file system, e.g. while binaries build
     local rootfs_tar
     rootfs_tar="$(rootfs_tar)"
@@ -115,7 +120,6 @@ main() {
   [[ -f "${rootfs_tar}" ]] || timed "root file system (mmdebstrap)" make_rootfs "${rootfs_tar}"
   timed "node image assembly" assemble "${rootfs_tar}" "${name}" "${key}"
   echo "${name}" >"${KIND_DIR}/node-image"
-  remove_older_images "${name}"
   log "node image ${name}: $(docker image inspect -f '{{.Size}}' "${name}" | awk '{printf "%d MB", $1/1000/1000}'); its name is in ${KIND_DIR}/node-image"
 }
 
@@ -188,11 +192,11 @@ make_rootfs() {
   include="$(IFS=,; echo "${PACKAGES[*]}")"
   for o in "${DPKG_OPTS[@]}"; do dpkgopts+=(--dpkgopt="${o}"); done
   mmdebstrap --variant=minbase --include="${include}" "${dpkgopts[@]}" --format=tar --quiet \
-    "${DEBIAN_SUITE}" "${out}.tmp" \
+    "${DEBIAN_SUITE}" "${out}.tmp.$$" \
     "deb ${DEBIAN_MIRROR} ${DEBIAN_SUITE} main" \
     "deb ${DEBIAN_MIRROR} ${DEBIAN_SUITE}-updates main" \
     "deb ${DEBIAN_SECURITY_MIRROR} ${DEBIAN_SUITE}-security main"
-  mv "${out}.tmp" "${out}"
+  mv "${out}.tmp.$$" "${out}"
   # Older root file systems of other package lists are never used again.
   find "${KIND_DIR}" -maxdepth 1 -name "rootfs-${DEBIAN_SUITE}-*.tar" ! -path "${out}" -delete
 }
@@ -441,12 +445,15 @@ stop_containerd() {
   rm -rf "${WORK}/containerd-state"
 }
 
-# remove_older_images removes the node images of earlier inputs (~1 GB each)
-# that no container uses; `docker rmi` refuses the others.
-remove_older_images() {
-  local keep="$1" img
+# clean removes the node images (~1 GB each) other than the one named in
+# $KIND_DIR/node-image that no container uses (`docker rmi` refuses those).
+# Not automatic: another checkout on the same Docker daemon may be about to
+# use an image this one no longer names.
+clean() {
+  local keep="" img
+  if [[ -s "${KIND_DIR}/node-image" ]]; then keep="$(cat "${KIND_DIR}/node-image")"; fi
   for img in $(docker images --format '{{.Repository}}:{{.Tag}}' "${IMAGE_REPO}"); do
-    [[ "${img}" == "${keep}" ]] || docker rmi "${img}" >/dev/null 2>&1 || true
+    if [[ "${img}" != "${keep}" ]] && docker rmi "${img}" >/dev/null 2>&1; then log "removed ${img}"; fi
   done
 }
 
