@@ -176,10 +176,26 @@ input_key() {
     echo "k8s=${K8S_VERSION} kind=${KIND_VERSION} rootfs=$(rootfs_key)"
     (cd "${HERE}" && find image.sh node -type f -print0 | sort -z | xargs -0 sha256sum)
     local b
-    for b in "${NODE_BINS[@]}" "${IMAGE_BINS[@]}"; do sha256sum "${K8S_BIN}/${b}"; done
-    for b in "${CONTAINERD_BINS[@]}"; do sha256sum "${CONTAINERD_BIN}/${b}"; done
-    sha256sum "${PAUSE_BIN}"
+    for b in "${NODE_BINS[@]}" "${IMAGE_BINS[@]}"; do binary_hash "${K8S_BIN}/${b}"; done
+    for b in "${CONTAINERD_BINS[@]}"; do binary_hash "${CONTAINERD_BIN}/${b}"; done
+    binary_hash "${PAUSE_BIN}"
   } | sed "s|${REPO}/||" | sha256sum | cut -d' ' -f1
+}
+
+# binary_hash prints the SHA-256 and name of the file $1. The hashes of the
+# ~1 GB of binaries are remembered in $KIND_DIR/binary-hashes by size, mtime
+# and inode: hashing them all took 5 s of CPU (38 s on a loaded machine) on
+# every warm run. Content, not mtime, is the key so that identical binaries
+# built in another checkout give the same image.
+binary_hash() {
+  local file="$1" cache="${KIND_DIR}/binary-hashes" stat hash
+  stat="$(stat -L -c '%s %Y %i' "${file}")"
+  hash="$(awk -v f="${file}" -v s="${stat}" '$2 == f && $3 " " $4 " " $5 == s {h = $1} END {print h}' "${cache}" 2>/dev/null)"
+  if [[ -z "${hash}" ]]; then
+    hash="$(sha256sum <"${file}" | cut -d' ' -f1)"
+    echo "${hash} ${file} ${stat}" >>"${cache}"
+  fi
+  echo "${hash}  ${file}"
 }
 
 make_rootfs() {
