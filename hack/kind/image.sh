@@ -37,9 +37,10 @@
 # `image.sh clean` removes node images other than the current one.
 # KIND_NODE_IMAGE set: that image is used as it is (nothing is built).
 #
-# Times on a 2-core VM (Docker 20.10 on fuse-overlayfs), with the binaries
-# built: root file system 50-70 s (once per package list), assembly ~40 s; the
-# image is about 950 MB.
+# Times on a 2-core VM (Docker 20.10 on fuse-overlayfs) shared with other
+# builds, the binaries built: root file system 107 s (once per package list),
+# assembly 51-126 s (most of it `docker import`), a warm run 2 s; the image is
+# 910 MB (binaries stripped, see install_stripped).
 set -o errexit -o nounset -o pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
