@@ -92,36 +92,42 @@ timed() {
 
 main() {
   prepare_kind_dir
-  if [[ "${1:-}" == clean ]]; then
-    clean
-    return 0
-  fi
-  if [[ "${1:-}" == rootfs ]]; then # only the cached root file system, e.g. while binaries build
-    local rootfs_tar
-    rootfs_tar="$(rootfs_tar)"
-    [[ -f "${rootfs_tar}" ]] || timed "root file system (mmdebstrap)" make_rootfs "${rootfs_tar}"
-    return 0
-  fi
-  if [[ -n "${KIND_NODE_IMAGE}" ]]; then
-    log "KIND_NODE_IMAGE=${KIND_NODE_IMAGE}: using it, building nothing"
-    echo "${KIND_NODE_IMAGE}" >"${KIND_DIR}/node-image"
-    return 0
-  fi
+  case "${1:-}" in
+    "") if [[ -n "${KIND_NODE_IMAGE}" ]]; then use_given_image; else build_node_image; fi ;;
+    rootfs) ensure_rootfs >/dev/null ;; # e.g. while the binaries build
+    clean) clean ;;
+    *) die "usage: image.sh [rootfs | clean]" ;;
+  esac
+}
+
+use_given_image() {
+  log "KIND_NODE_IMAGE=${KIND_NODE_IMAGE}: using it, building nothing"
+  echo "${KIND_NODE_IMAGE}" >"${KIND_DIR}/node-image"
+}
+
+build_node_image() {
   check_inputs
-  local key name
+  local key name rootfs_tar
   key="$(input_key)"
   name="${IMAGE_REPO}:${K8S_VERSION}-${key:0:12}"
   if docker image inspect "${name}" >/dev/null 2>&1; then
     log "${name} exists: nothing to build"
-    echo "${name}" >"${KIND_DIR}/node-image"
-    return 0
+  else
+    rootfs_tar="$(ensure_rootfs)"
+    timed "node image assembly" assemble "${rootfs_tar}" "${name}" "${key}"
+    log "node image ${name}: $(docker image inspect -f '{{.Size}}' "${name}" | awk '{printf "%d MB", $1/1000/1000}')"
   fi
-  local rootfs_tar
-  rootfs_tar="$(rootfs_tar)"
-  [[ -f "${rootfs_tar}" ]] || timed "root file system (mmdebstrap)" make_rootfs "${rootfs_tar}"
-  timed "node image assembly" assemble "${rootfs_tar}" "${name}" "${key}"
   echo "${name}" >"${KIND_DIR}/node-image"
-  log "node image ${name}: $(docker image inspect -f '{{.Size}}' "${name}" | awk '{printf "%d MB", $1/1000/1000}'); its name is in ${KIND_DIR}/node-image"
+  log "its name is in ${KIND_DIR}/node-image"
+}
+
+# ensure_rootfs prints the path of the cached root file system tarball,
+# made first if there is none for the current package list.
+ensure_rootfs() {
+  local tar
+  tar="${KIND_DIR}/rootfs-${DEBIAN_SUITE}-$(rootfs_key | cut -c1-12).tar"
+  [[ -f "${tar}" ]] || timed "root file system (mmdebstrap)" make_rootfs "${tar}" >&2
+  echo "${tar}"
 }
 
 # prepare_kind_dir makes $KIND_DIR a directory: an older `make kind` left a
@@ -164,10 +170,6 @@ kind_base_files() {
 rootfs_key() {
   printf '%s\n' "${DEBIAN_SUITE}" "${DEBIAN_MIRROR}" "${DEBIAN_SECURITY_MIRROR}" "${PACKAGES[@]}" "${DPKG_OPTS[@]}" |
     sha256sum | cut -d' ' -f1
-}
-
-rootfs_tar() {
-  echo "${KIND_DIR}/rootfs-${DEBIAN_SUITE}-$(rootfs_key | cut -c1-12).tar"
 }
 
 # input_key hashes everything that goes into the node image: a warm run with
