@@ -250,6 +250,10 @@ kind-image: $(if $(KIND_NODE_IMAGE),,kind-bins) ## Build the kind node image off
 kind-images: hub-image ## Build the images the suite loads into kind: busybox (from Debian's busybox-static) and the hub (IMG).
 	KIND_DIR=$(KIND_DIR) hack/kind/images.sh busybox
 
+.PHONY: kind-image-clean
+kind-image-clean: ## Remove the node images other than bin/kind/node-image's (no container may use them).
+	$(KIND_ENV) hack/kind/image.sh clean
+
 .PHONY: kind-smoke
 kind-smoke: kind-image kind-images ## Create a one-node kind cluster from the node image, run a busybox pod to Succeeded, delete the cluster.
 	$(KIND_ENV) KUBECTL=$(K8S_BIN)/kubectl hack/kind/smoke.sh

@@ -33,12 +33,14 @@
 # The image is tagged fleetjob/kind-node:<k8s version>-<12 hex of a hash of
 # every input> (scripts, files, binaries, versions, package list). If that tag
 # exists, nothing is done. Its name is written to $KIND_DIR/node-image.
-# `image.sh rootfs` makes only the root file system (to overlap with builds).
+# `image.sh rootfs` makes only the root file system (to overlap with builds);
+# `image.sh clean` removes node images other than the current one.
 # KIND_NODE_IMAGE set: that image is used as it is (nothing is built).
 #
-# Times on a 2-core VM (Docker 20.10 on fuse-overlayfs), with the binaries
-# built: root file system 50-70 s (once per package list), assembly ~40 s; the
-# image is about 950 MB.
+# Times on a 2-core VM (Docker 20.10 on fuse-overlayfs) shared with other
+# builds, the binaries built: root file system 107 s (once per package list),
+# assembly 51-126 s (most of it `docker import`), a warm run 2 s; the image is
+# 910 MB (binaries stripped, see install_stripped).
 set -o errexit -o nounset -o pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -90,33 +92,42 @@ timed() {
 
 main() {
   prepare_kind_dir
-  if [[ "${1:-}" == rootfs ]]; then # only the cached root file system, e.g. while binaries build
-    local rootfs_tar
-    rootfs_tar="$(rootfs_tar)"
-    [[ -f "${rootfs_tar}" ]] || timed "root file system (mmdebstrap)" make_rootfs "${rootfs_tar}"
-    return 0
-  fi
-  if [[ -n "${KIND_NODE_IMAGE}" ]]; then
-    log "KIND_NODE_IMAGE=${KIND_NODE_IMAGE}: using it, building nothing"
-    echo "${KIND_NODE_IMAGE}" >"${KIND_DIR}/node-image"
-    return 0
-  fi
+  case "${1:-}" in
+    "") if [[ -n "${KIND_NODE_IMAGE}" ]]; then use_given_image; else build_node_image; fi ;;
+    rootfs) ensure_rootfs >/dev/null ;; # e.g. while the binaries build
+    clean) clean ;;
+    *) die "usage: image.sh [rootfs | clean]" ;;
+  esac
+}
+
+use_given_image() {
+  log "KIND_NODE_IMAGE=${KIND_NODE_IMAGE}: using it, building nothing"
+  echo "${KIND_NODE_IMAGE}" >"${KIND_DIR}/node-image"
+}
+
+build_node_image() {
   check_inputs
-  local key name
+  local key name rootfs_tar
   key="$(input_key)"
   name="${IMAGE_REPO}:${K8S_VERSION}-${key:0:12}"
   if docker image inspect "${name}" >/dev/null 2>&1; then
     log "${name} exists: nothing to build"
-    echo "${name}" >"${KIND_DIR}/node-image"
-    return 0
+  else
+    rootfs_tar="$(ensure_rootfs)"
+    timed "node image assembly" assemble "${rootfs_tar}" "${name}" "${key}"
+    log "node image ${name}: $(docker image inspect -f '{{.Size}}' "${name}" | awk '{printf "%d MB", $1/1000/1000}')"
   fi
-  local rootfs_tar
-  rootfs_tar="$(rootfs_tar)"
-  [[ -f "${rootfs_tar}" ]] || timed "root file system (mmdebstrap)" make_rootfs "${rootfs_tar}"
-  timed "node image assembly" assemble "${rootfs_tar}" "${name}" "${key}"
   echo "${name}" >"${KIND_DIR}/node-image"
-  remove_older_images "${name}"
-  log "node image ${name}: $(docker image inspect -f '{{.Size}}' "${name}" | awk '{printf "%d MB", $1/1000/1000}'); its name is in ${KIND_DIR}/node-image"
+  log "its name is in ${KIND_DIR}/node-image"
+}
+
+# ensure_rootfs prints the path of the cached root file system tarball,
+# made first if there is none for the current package list.
+ensure_rootfs() {
+  local tar
+  tar="${KIND_DIR}/rootfs-${DEBIAN_SUITE}-$(rootfs_key | cut -c1-12).tar"
+  [[ -f "${tar}" ]] || timed "root file system (mmdebstrap)" make_rootfs "${tar}" >&2
+  echo "${tar}"
 }
 
 # prepare_kind_dir makes $KIND_DIR a directory: an older `make kind` left a
@@ -161,10 +172,6 @@ rootfs_key() {
     sha256sum | cut -d' ' -f1
 }
 
-rootfs_tar() {
-  echo "${KIND_DIR}/rootfs-${DEBIAN_SUITE}-$(rootfs_key | cut -c1-12).tar"
-}
-
 # input_key hashes everything that goes into the node image: a warm run with
 # the same inputs finds the tag and reuses the image.
 input_key() {
@@ -172,10 +179,26 @@ input_key() {
     echo "k8s=${K8S_VERSION} kind=${KIND_VERSION} rootfs=$(rootfs_key)"
     (cd "${HERE}" && find image.sh node -type f -print0 | sort -z | xargs -0 sha256sum)
     local b
-    for b in "${NODE_BINS[@]}" "${IMAGE_BINS[@]}"; do sha256sum "${K8S_BIN}/${b}"; done
-    for b in "${CONTAINERD_BINS[@]}"; do sha256sum "${CONTAINERD_BIN}/${b}"; done
-    sha256sum "${PAUSE_BIN}"
+    for b in "${NODE_BINS[@]}" "${IMAGE_BINS[@]}"; do binary_hash "${K8S_BIN}/${b}"; done
+    for b in "${CONTAINERD_BINS[@]}"; do binary_hash "${CONTAINERD_BIN}/${b}"; done
+    binary_hash "${PAUSE_BIN}"
   } | sed "s|${REPO}/||" | sha256sum | cut -d' ' -f1
+}
+
+# binary_hash prints the SHA-256 and name of the file $1. The hashes of the
+# ~1 GB of binaries are remembered in $KIND_DIR/binary-hashes by size, mtime
+# and inode: hashing them all took 5 s of CPU (38 s on a loaded machine) on
+# every warm run. Content, not mtime, is the key so that identical binaries
+# built in another checkout give the same image.
+binary_hash() {
+  local file="$1" cache="${KIND_DIR}/binary-hashes" stat hash
+  stat="$(stat -L -c '%s %Y %i' "${file}")"
+  hash="$(awk -v f="${file}" -v s="${stat}" '$2 == f && $3 " " $4 " " $5 == s {h = $1} END {print h}' "${cache}" 2>/dev/null)"
+  if [[ -z "${hash}" ]]; then
+    hash="$(sha256sum <"${file}" | cut -d' ' -f1)"
+    echo "${hash} ${file} ${stat}" >>"${cache}"
+  fi
+  echo "${hash}  ${file}"
 }
 
 make_rootfs() {
@@ -188,11 +211,11 @@ make_rootfs() {
   include="$(IFS=,; echo "${PACKAGES[*]}")"
   for o in "${DPKG_OPTS[@]}"; do dpkgopts+=(--dpkgopt="${o}"); done
   mmdebstrap --variant=minbase --include="${include}" "${dpkgopts[@]}" --format=tar --quiet \
-    "${DEBIAN_SUITE}" "${out}.tmp" \
+    "${DEBIAN_SUITE}" "${out}.tmp.$$" \
     "deb ${DEBIAN_MIRROR} ${DEBIAN_SUITE} main" \
     "deb ${DEBIAN_MIRROR} ${DEBIAN_SUITE}-updates main" \
     "deb ${DEBIAN_SECURITY_MIRROR} ${DEBIAN_SUITE}-security main"
-  mv "${out}.tmp" "${out}"
+  mv "${out}.tmp.$$" "${out}"
   # Older root file systems of other package lists are never used again.
   find "${KIND_DIR}" -maxdepth 1 -name "rootfs-${DEBIAN_SUITE}-*.tar" ! -path "${out}" -delete
 }
@@ -441,12 +464,15 @@ stop_containerd() {
   rm -rf "${WORK}/containerd-state"
 }
 
-# remove_older_images removes the node images of earlier inputs (~1 GB each)
-# that no container uses; `docker rmi` refuses the others.
-remove_older_images() {
-  local keep="$1" img
+# clean removes the node images (~1 GB each) other than the one named in
+# $KIND_DIR/node-image that no container uses (`docker rmi` refuses those).
+# Not automatic: another checkout on the same Docker daemon may be about to
+# use an image this one no longer names.
+clean() {
+  local keep="" img
+  if [[ -s "${KIND_DIR}/node-image" ]]; then keep="$(cat "${KIND_DIR}/node-image")"; fi
   for img in $(docker images --format '{{.Repository}}:{{.Tag}}' "${IMAGE_REPO}"); do
-    [[ "${img}" == "${keep}" ]] || docker rmi "${img}" >/dev/null 2>&1 || true
+    if [[ "${img}" != "${keep}" ]] && docker rmi "${img}" >/dev/null 2>&1; then log "removed ${img}"; fi
   done
 }
 

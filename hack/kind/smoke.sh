@@ -68,6 +68,8 @@ main() {
   local nodes
   nodes="$(kubectl get nodes --no-headers | wc -l)"
   [[ "${nodes}" == 1 ]] || { log "want 1 node, got ${nodes}"; exit 1; }
+  # What the image's entrypoint did (nothing where nodes run privileged).
+  docker logs "${CLUSTER}-control-plane" 2>&1 | grep 'fleetjob:' >&2 || log "entrypoint: no read-only cgroup mount to fix"
   timed "busybox load" "${HERE}/kind.sh" load docker-image "${BUSYBOX}" --name "${CLUSTER}"
   # shellcheck disable=SC2016 # expanded by the pod's shell
   timed "busybox pod Succeeded" run_pod hello 'echo hello from $(hostname)'
