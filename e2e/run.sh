@@ -91,8 +91,9 @@ artifacts() {
   mkdir -p "${dir}"
   log "keeping the kind clusters' logs in ${dir}"
   while read -r name; do
-    "${KIND}" export logs "${dir}/${name}" --name "${FLEET_KIND_PREFIX}${name}" >/dev/null 2>&1 ||
-      log "warning: kind export logs of ${name} failed"
+    # It may fail on a file or two and still export the rest.
+    "${KIND}" export logs "${dir}/${name}" --name "${FLEET_KIND_PREFIX}${name}" >"${dir}/${name}-export.log" 2>&1 ||
+      log "warning: kind export logs of ${name} failed (see ${dir}/${name}-export.log)"
   done < <(cat "${FLEET_DIR}/clusters" 2>/dev/null)
   "${KUBECTL}" --kubeconfig "${FLEET_DIR}/hub.kubeconfig" -n fleetjob-system describe deployment,pods >"${dir}/hub-deployment.txt" 2>&1 || true
 }
