@@ -19,6 +19,9 @@ KUSTOMIZE_VERSION ?= v5.8.2
 GOLANGCI_LINT_VERSION ?= v2.15.0
 KWOK_VERSION ?= v0.8.0
 KIND_VERSION ?= v0.33.0
+# containerd of the kind node image (kubelet 1.36 targets containerd 2.x;
+# Debian bookworm's is 1.6).
+CONTAINERD_VERSION ?= v2.3.7
 
 # Seconds (Go duration) of the fuzz smoke run in `make test`.
 FUZZTIME ?= 10s
@@ -42,6 +45,11 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KIND ?= $(LOCALBIN)/kind-$(KIND_VERSION)
+CONTAINERD_BIN := $(LOCALBIN)/containerd-$(CONTAINERD_VERSION)
+# What hack/kind/ builds and caches: the pause binary, the root file system
+# tarball, the privileged-container probe and node-image, the name of the
+# node image to use. (bin/kind is this directory, not a link to kind.)
+KIND_DIR := $(LOCALBIN)/kind
 
 .PHONY: all
 all: build
@@ -121,6 +129,13 @@ run: ## Run the hub from your host against the current kubeconfig (ARGS="...").
 docker-build: ## Build the hub image (IMG=fleetjob-hub:dev).
 	$(CONTAINER_TOOL) build -t $(IMG) .
 
+# The offline path of the hub image: the same static binary as the Dockerfile
+# builds, packed FROM scratch by `docker import`, so nothing is pulled.
+.PHONY: hub-image
+hub-image: ## Build the hub image (IMG=fleetjob-hub:dev) without pulling anything.
+	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o $(LOCALBIN)/fleetjob-hub-static ./cmd/fleetjob-hub
+	KIND_DIR=$(KIND_DIR) hack/kind/images.sh hub $(IMG) $(LOCALBIN)/fleetjob-hub-static
+
 .PHONY: docker-push
 docker-push: ## Push the hub image.
 	$(CONTAINER_TOOL) push $(IMG)
@@ -192,6 +207,34 @@ demo: ## The main job: a local fleet, the hub controller, two registered members
 demo-down: ## Stop the demo's hub controller and delete the fleet.
 	$(FLEET_ENV) hack/demo.sh down
 
+##@ Kind images
+
+# The kind fleet is built offline: only the Go module proxy and Debian's
+# archive are needed, Docker pulls nothing. See hack/kind/image.sh.
+KIND_ENV = K8S_VERSION=$(K8S_VERSION) K8S_BIN=$(K8S_BIN) CONTAINERD_BIN=$(CONTAINERD_BIN) \
+	KIND=$(KIND) KIND_VERSION=$(KIND_VERSION) KIND_DIR=$(KIND_DIR)
+
+.PHONY: kind-bins
+kind-bins: $(KIND) $(CONTAINERD_BIN)/containerd $(K8S_CP_BINS) $(K8S_NODE_BINS) $(K8S_BIN)/etcd $(KIND_DIR)/pause ## Build kind, containerd, pause and every Kubernetes binary the node image needs.
+
+# KIND_NODE_IMAGE names a node image to use instead (a published one where a
+# registry is reachable): then nothing is built and only its name is written.
+.PHONY: kind-image
+kind-image: $(if $(KIND_NODE_IMAGE),,kind-bins) ## Build the kind node image offline (or use KIND_NODE_IMAGE); its name goes to bin/kind/node-image.
+	$(KIND_ENV) KIND_NODE_IMAGE="$(KIND_NODE_IMAGE)" hack/kind/image.sh
+
+.PHONY: kind-images
+kind-images: hub-image ## Build the images the suite loads into kind: busybox (from Debian's busybox-static) and the hub (IMG).
+	KIND_DIR=$(KIND_DIR) hack/kind/images.sh busybox
+
+.PHONY: kind-image-clean
+kind-image-clean: ## Remove the node images other than bin/kind/node-image's (no container may use them).
+	$(KIND_ENV) hack/kind/image.sh clean
+
+.PHONY: kind-smoke
+kind-smoke: kind-image kind-images ## Create a one-node kind cluster from the node image, run a busybox pod to Succeeded, delete the cluster.
+	$(KIND_ENV) KUBECTL=$(K8S_BIN)/kubectl hack/kind/smoke.sh
+
 ##@ E2E
 
 # The e2e suite brings up its own fleet in E2E_FLEET_DIR (not .fleet/, so a
@@ -237,25 +280,63 @@ $(LOCALBIN):
 $(K8S_BIN):
 	mkdir -p $(K8S_BIN)
 
-K8S_CMDS := kube-apiserver kube-controller-manager kube-scheduler kubectl
-K8S_CMD_BINS := $(addprefix $(K8S_BIN)/,$(K8S_CMDS))
+# Every Kubernetes binary is built once, here, and used by envtest, the kwok
+# fleet and the kind node image alike. They are linked static because the node
+# image runs them FROM scratch (hack/kind/image.sh); cgo stays on and -trimpath
+# off, exactly as before, so the compiled packages in the Go build cache are
+# the same ones and only the link differs (the seven commands took 76 s after
+# a dynamic build had filled the cache; with CGO_ENABLED=0 nothing is shared,
+# 807 s). The host and the node are both Debian bookworm, so the static glibc
+# matches the node's.
+K8S_CP_CMDS := kube-apiserver kube-controller-manager kube-scheduler kubectl
+K8S_NODE_CMDS := kubelet kubeadm kube-proxy
+K8S_CP_BINS := $(addprefix $(K8S_BIN)/,$(K8S_CP_CMDS))
+K8S_NODE_BINS := $(addprefix $(K8S_BIN)/,$(K8S_NODE_CMDS))
 K8S_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=$(K8S_MAJOR) -X $(p).gitMinor=$(K8S_MINOR))
+K8S_LINK_FLAGS := -linkmode external -extldflags -static
+# The stamp names how the binaries in $(K8S_BIN) are linked. Binaries older
+# than it (a directory filled before the static link, for one) are rebuilt, so
+# a node image never receives a dynamically linked kube-apiserver.
+K8S_LINK_STAMP := $(K8S_BIN)/.link-static
 
 .PHONY: envtest-bins
 envtest-bins: $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd ## Build what envtest needs (kube-apiserver, etcd): tests do not wait for kwok.
 
 .PHONY: k8s-bins
-k8s-bins: $(K8S_CMD_BINS) $(K8S_BIN)/etcd $(K8S_BIN)/kwok $(K8S_BIN)/kwokctl ## Build the missing control-plane, etcd and kwok binaries into bin/k8s/<version>.
+k8s-bins: $(K8S_CP_BINS) $(K8S_BIN)/etcd $(K8S_BIN)/kwok $(K8S_BIN)/kwokctl ## Build the missing control-plane, etcd and kwok binaries into bin/k8s/<version>.
 
-# One `go build` for all missing Kubernetes commands: they share most packages.
-$(K8S_CMD_BINS) &: | $(K8S_BIN)
-	@grep -q '^require k8s.io/kubernetes $(K8S_VERSION)$$' hack/tools/k8s/go.mod || \
-		{ echo "hack/tools/k8s/go.mod does not require k8s.io/kubernetes $(K8S_VERSION)" >&2; exit 1; }
-	cd hack/tools/k8s && go build -ldflags "$(K8S_LDFLAGS)" -o $(K8S_BIN)/ \
-		$(addprefix k8s.io/kubernetes/cmd/,$(notdir $(filter-out $(wildcard $(K8S_CMD_BINS)),$(K8S_CMD_BINS))))
+.PHONY: k8s-node-bins
+k8s-node-bins: $(K8S_NODE_BINS) ## Build kubelet, kubeadm and kube-proxy (for the kind node image) into bin/k8s/<version>.
 
-$(K8S_BIN)/etcd: | $(K8S_BIN)
-	cd hack/tools/etcd && go build -o $@ .
+$(K8S_LINK_STAMP): | $(K8S_BIN)
+	touch $@
+
+# One `go build` per group for the commands that are missing or older than the
+# link stamp: they share most packages. Two groups, so envtest and the kwok
+# fleet never wait for kubelet, kubeadm and kube-proxy.
+$(K8S_CP_BINS) &: $(K8S_LINK_STAMP)
+	$(call build-k8s,$(K8S_CP_CMDS))
+
+$(K8S_NODE_BINS) &: $(K8S_LINK_STAMP)
+	$(call build-k8s,$(K8S_NODE_CMDS))
+
+# build-k8s builds those of the commands $(1) whose binary is missing or older
+# than $(K8S_LINK_STAMP).
+define build-k8s
+@grep -q '^require k8s.io/kubernetes $(K8S_VERSION)$$' hack/tools/k8s/go.mod || \
+	{ echo "hack/tools/k8s/go.mod does not require k8s.io/kubernetes $(K8S_VERSION)" >&2; exit 1; }
+@pkgs=; for c in $(1); do \
+	if [ ! -e "$(K8S_BIN)/$$c" ] || [ "$(K8S_BIN)/$$c" -ot "$(K8S_LINK_STAMP)" ]; then pkgs="$$pkgs k8s.io/kubernetes/cmd/$$c"; fi; \
+done; \
+if [ -n "$$pkgs" ]; then \
+	echo "go build -ldflags \"$(K8S_LDFLAGS) $(K8S_LINK_FLAGS)\" -o $(K8S_BIN)/$$pkgs"; \
+	cd hack/tools/k8s && go build -ldflags "$(K8S_LDFLAGS) $(K8S_LINK_FLAGS)" -o $(K8S_BIN)/ $$pkgs; \
+fi; \
+touch $(addprefix $(K8S_BIN)/,$(1))
+endef
+
+$(K8S_BIN)/etcd: $(K8S_LINK_STAMP)
+	cd hack/tools/etcd && go build -ldflags "$(K8S_LINK_FLAGS)" -o $@ .
 
 $(K8S_BIN)/kwok $(K8S_BIN)/kwokctl &: | $(K8S_BIN)
 	GOBIN=$(K8S_BIN) go install \
@@ -278,8 +359,23 @@ $(GOLANGCI_LINT): | $(LOCALBIN)
 
 .PHONY: kind
 kind: $(KIND) ## Install kind into bin/ (only used when FLEET_PROVIDER=kind).
+# Not go-install-tool: its bin/kind link would take the place of bin/kind/.
 $(KIND): | $(LOCALBIN)
-	$(call go-install-tool,$(LOCALBIN)/kind,sigs.k8s.io/kind,$(KIND_VERSION))
+	rm -rf $(LOCALBIN)/.kind-install
+	GOBIN=$(LOCALBIN)/.kind-install go install sigs.k8s.io/kind@$(KIND_VERSION)
+	mv $(LOCALBIN)/.kind-install/kind $@
+	rmdir $(LOCALBIN)/.kind-install
+
+# containerd, ctr and the runc shim for the node image: cgo off (nothing of
+# theirs needs it) and without the snapshotters kind never selects.
+$(CONTAINERD_BIN)/containerd: | $(LOCALBIN)
+	CGO_ENABLED=0 GOBIN=$(CONTAINERD_BIN) go install -tags 'no_btrfs no_devmapper no_zfs no_aufs' \
+		$(foreach c,containerd ctr containerd-shim-runc-v2,github.com/containerd/containerd/v2/cmd/$(c)@$(CONTAINERD_VERSION))
+
+# An older `make kind` left a bin/kind link to the kind binary: replace it.
+$(KIND_DIR)/pause: hack/kind/pause/main.go
+	@if [ -L $(KIND_DIR) ]; then rm -f $(KIND_DIR); fi; mkdir -p $(KIND_DIR)
+	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o $@ ./hack/kind/pause
 
 # go-install-tool will 'go install' any package with custom target and name of binary, if it doesn't exist
 # $1 - target path with name of binary (without the version)
