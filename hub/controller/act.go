@@ -245,16 +245,32 @@ func (r *Reconciler) emit(cj *fleetv1.ClusterJob, notes []note, prevPhase fleetv
 		notes = append(notes, note{kind, string(cj.Status.Phase), fmt.Sprintf("run %s: %s clusters finished, %s nodes succeeded, %d failed",
 			cj.Status.Phase, cj.Status.Summary.ClusterProgress, cj.Status.Summary.NodeProgress, cj.Status.Summary.Nodes.Failed)})
 	}
-	r.emitNotes(cj, notes)
+	r.emitNotes(cj, "", notes)
 }
 
 // emitNotes sends the notes as events on the ClusterJob, where a person
-// running it looks: `kubectl describe clusterjob`.
-func (r *Reconciler) emitNotes(cj *fleetv1.ClusterJob, notes []note) {
+// running it looks: `kubectl describe clusterjob`. cluster is the member
+// the notes are about, "" for the whole run.
+func (r *Reconciler) emitNotes(cj *fleetv1.ClusterJob, cluster string, notes []note) {
 	if r.Recorder == nil {
 		return
 	}
+	action := eventAction(cluster)
 	for _, n := range notes {
-		r.Recorder.Eventf(cj, nil, n.eventType, n.reason, "Reconcile", "%s", text.Truncate(n.message, text.MaxEventNote))
+		r.Recorder.Eventf(cj, nil, n.eventType, n.reason, action, "%s", text.Truncate(n.message, text.MaxEventNote))
 	}
+}
+
+// eventAction is the action of the events about cluster. The recorder
+// folds events of one object with the same reason and action into a series
+// that keeps the first one's note: with one action for every cluster, two
+// clusters starting at once showed as one cluster's event counted twice.
+// The cluster's name is bounded as a label value is (at most 63
+// characters, a hash past that), so the action stays far within the 128
+// the API server accepts.
+func eventAction(cluster string) string {
+	if cluster == "" {
+		return "Reconcile"
+	}
+	return "Reconcile cluster " + naming.LabelValue(cluster)
 }

@@ -97,7 +97,7 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 			"cluster %s ended with %d Jobs of nodes the hub failed still there, past the deletion deadline: %s; delete them by hand so that no late pod runs the node",
 			mr.Spec.Cluster, len(left), strings.Join(left[:min(len(left), 5)], ", "))})
 	}
-	r.emitNotes(cj, notes)
+	r.emitNotes(cj, mr.Spec.Cluster, notes)
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
