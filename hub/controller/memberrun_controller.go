@@ -88,6 +88,8 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	}
 	if row.Phase.IsFinished() {
 		r.starts.forget(watchKey(mr.Spec.ClusterJobUID, mr.Spec.Cluster)) // never reconciled again but to be deleted
+		// Once: the write that finished the row won its optimistic lock.
+		observeLastGroup(in.Cluster.State)
 	}
 	if exceeded {
 		budgetsExceeded.WithLabelValues(fleet.ScopeCluster, onExceeded(cj)).Inc()
