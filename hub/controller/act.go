@@ -23,9 +23,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/fleet"
 	"github.com/fleetjob/fleetjob/hub/member"
 	"github.com/fleetjob/fleetjob/pkg/naming"
 	"github.com/fleetjob/fleetjob/pkg/plan"
@@ -238,12 +240,16 @@ func nodeStartTimeout(cj *fleetv1.ClusterJob) time.Duration {
 // was written: an event never tells of a state the API does not show.
 func (r *Reconciler) emit(cj *fleetv1.ClusterJob, notes []note, prevPhase fleetv1.Phase) {
 	if !prevPhase.IsFinished() && cj.Status.Phase.IsFinished() {
-		kind := corev1.EventTypeNormal
+		kind, cond := corev1.EventTypeNormal, fleetv1.ConditionComplete
 		if cj.Status.Phase == fleetv1.PhaseFailed {
-			kind = corev1.EventTypeWarning
+			kind, cond = corev1.EventTypeWarning, fleetv1.ConditionFailed
 		}
-		notes = append(notes, note{kind, string(cj.Status.Phase), fmt.Sprintf("run %s: %s clusters finished, %s nodes succeeded, %d failed",
-			cj.Status.Phase, cj.Status.Summary.ClusterProgress, cj.Status.Summary.NodeProgress, cj.Status.Summary.Nodes.Failed)})
+		// The condition's message: counts, and why the run failed.
+		msg := fleet.ProgressMessage(cj.Status.Summary)
+		if c := meta.FindStatusCondition(cj.Status.Conditions, cond); c != nil && c.Message != "" {
+			msg = c.Message
+		}
+		notes = append(notes, note{kind, string(cj.Status.Phase), "run " + string(cj.Status.Phase) + ": " + msg})
 	}
 	r.emitNotes(cj, "", notes)
 }

@@ -127,6 +127,10 @@ var _ = Describe("Tenancy", func() {
 		got := get(cj)(Default)
 		Expect(got.Status.Clusters[0].Phase).To(Equal(fleetv1.ClusterCompleted))
 		Expect(got.Status.Clusters[1].Reason).To(Equal(fleetv1.ReasonPodSecurityViolation))
+		failed := meta.FindStatusCondition(got.Status.Conditions, fleetv1.ConditionFailed)
+		Expect(failed.Reason).To(Equal(fleetv1.ReasonPodSecurityViolation))
+		Expect(failed.Message).To(ContainSubstring(`failed: member-b (PodSecurityViolation: spec.jobTemplate.spec.template does not meet Pod Security level "restricted"`),
+			"the run's message says which cluster failed and why")
 		Expect(got.Status.Clusters[1].Message).To(And(
 			ContainSubstring(`does not meet Pod Security level "restricted" of cluster set locked, no Job was created: `),
 			ContainSubstring("runAsNonRoot != true")))
