@@ -20,10 +20,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -38,6 +40,43 @@ import (
 // note is an event to send once the status that explains it is written.
 type note struct {
 	eventType, reason, message string
+}
+
+// maxHeldNotes bounds the notes held for one MemberRun: a member that keeps
+// failing while its status writes keep losing adds one note a retry.
+const maxHeldNotes = 16
+
+// heldNotes are the notes of MemberRun reconciles whose status write
+// failed. What they tell of happened (a plan frozen, Jobs created), and the
+// reconcile that follows does not do it again: it sends them once its own
+// write showed the state they explain. Without them, a lost race dropped a
+// cluster's GroupStarted for good.
+type heldNotes struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName][]note
+}
+
+// hold keeps notes for the MemberRun key's next written status.
+func (h *heldNotes) hold(key types.NamespacedName, notes []note) {
+	if len(notes) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[types.NamespacedName][]note{}
+	}
+	held := append(h.m[key], notes...)
+	h.m[key] = held[max(0, len(held)-maxHeldNotes):]
+}
+
+// take returns and forgets the notes held for key.
+func (h *heldNotes) take(key types.NamespacedName) []note {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	notes := h.m[key]
+	delete(h.m, key)
+	return notes
 }
 
 // act deletes the Jobs whose pods never started, freezes the plan or starts

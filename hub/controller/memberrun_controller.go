@@ -46,6 +46,9 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	r.pace.reconciling(req.NamespacedName)
 	mr := &fleetv1.MemberRun{}
 	if err := r.Hub.Get(ctx, req.NamespacedName, mr); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.held.take(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("memberrun", req.NamespacedName, "cluster", mr.Spec.Cluster))
@@ -62,6 +65,7 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 		return r.refuseRun(ctx, mr, why)
 	}
 	if mr.Status.Phase.IsFinished() || cj.Status.Phase.IsFinished() || !cj.DeletionTimestamp.IsZero() {
+		r.emitNotes(cj, mr.Spec.Cluster, r.held.take(req.NamespacedName))
 		return ctrl.Result{}, nil // a finished run is a record; a deleted one is cleaned up
 	}
 	if why != "" {
@@ -79,7 +83,9 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	requeue := member.RequeueAfter(in)
 	row := member.Status(in, decision)
 	exceeded := row.Reason == fleetv1.ReasonFailureBudgetExceeded && mr.Status.Reason != fleetv1.ReasonFailureBudgetExceeded
+	notes = append(r.held.take(req.NamespacedName), notes...)
 	if err := r.writeRunStatus(ctx, mr, row); err != nil {
+		r.held.hold(req.NamespacedName, notes)
 		if apierrors.IsConflict(err) {
 			log.FromContext(ctx).V(1).Info("Writing status lost a race; retrying")
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
