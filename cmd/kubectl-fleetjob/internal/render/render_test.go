@@ -282,11 +282,13 @@ func TestClusterSets(t *testing.T) {
 		{Name: "team-a", PodSecurity: fleetv1.PodSecurityRestricted, Defined: true, Clusters: []string{"us-1"}, Bindings: []string{"ops", "team-a"}},
 		{Name: "unused", PodSecurity: fleetv1.PodSecurityPrivileged, Defined: true},
 	}
+	sets[1].Warning = "work namespaces labelled with another Pod Security level than the set's restricted: us-1 (baseline)"
+	warning := "warning: cluster set team-a: work namespaces labelled with another Pod Security level than the set's restricted: us-1 (baseline)\n"
 	want := `NAME      POD-SECURITY                      CLUSTERS   BINDINGS
 default   baseline (no ClusterSet object)   2          <none>
 team-a    restricted                        1          ops,team-a
 unused    privileged                        0          <none>
-`
+` + warning
 	if diff := cmp.Diff(want, ClusterSets(sets, false, Palette{})); diff != "" {
 		t.Errorf("ClusterSets (-want +got):\n%s", diff)
 	}
@@ -294,7 +296,7 @@ unused    privileged                        0          <none>
 default   baseline (no ClusterSet object)   2          <none>       eu-1,eu-2
 team-a    restricted                        1          ops,team-a   us-1
 unused    privileged                        0          <none>       <none>
-`
+` + warning
 	if diff := cmp.Diff(wantWide, ClusterSets(sets, true, Palette{})); diff != "" {
 		t.Errorf("ClusterSets wide (-want +got):\n%s", diff)
 	}
