@@ -300,22 +300,22 @@ func (r *Reconciler) emitNotes(cj *fleetv1.ClusterJob, cluster string, notes []n
 	if r.Recorder == nil {
 		return
 	}
-	action := eventAction(cluster)
+	action := eventAction("Reconcile", cluster)
 	for _, n := range notes {
 		r.Recorder.Eventf(cj, nil, n.eventType, n.reason, action, "%s", text.Truncate(n.message, text.MaxEventNote))
 	}
 }
 
-// eventAction is the action of the events about cluster. The recorder
-// folds events of one object with the same reason and action into a series
-// that keeps the first one's note: with one action for every cluster, two
-// clusters starting at once showed as one cluster's event counted twice.
-// The cluster's name is bounded as a label value is (at most 63
-// characters, a hash past that), so the action stays far within the 128
-// the API server accepts.
-func eventAction(cluster string) string {
+// eventAction is the action of the events about cluster, "" for the whole
+// run: verb, then the cluster. The recorder folds events of one object
+// with the same reason and action into a series that keeps the first one's
+// note: with one action for every cluster, two clusters starting at once
+// showed as one cluster's event counted twice. The cluster's name is
+// bounded as a label value is (at most 63 characters, a hash past that),
+// so the action stays far within the 128 the API server accepts.
+func eventAction(verb, cluster string) string {
 	if cluster == "" {
-		return "Reconcile"
+		return verb
 	}
-	return "Reconcile cluster " + naming.LabelValue(cluster)
+	return verb + " cluster " + naming.LabelValue(cluster)
 }
