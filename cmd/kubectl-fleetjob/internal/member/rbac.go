@@ -124,6 +124,14 @@ func Build(ns string, level fleetv1.PodSecurityLevel) Objects {
 	}
 }
 
+// EnforcedLevel is the Pod Security level the objects label the work
+// namespace with, "" when they leave its labels alone: what the
+// registration records (fleetv1.PodSecurityAnnotation), so that the hub
+// can tell when a set's level changed after.
+func (o Objects) EnforcedLevel() string {
+	return o.Namespace.Labels[podsecurity.EnforceLabel]
+}
+
 // legacySubject is the hub's identity of a registration from before
 // HubNamespace.
 func legacySubject(ns string) *rbacv1ac.SubjectApplyConfiguration {
