@@ -85,10 +85,13 @@ func (r *Reconciler) watchStarts(cj *fleetv1.ClusterJob, run spoke.Run, st *spok
 // A pod that cannot be read leaves its node to the progress rule.
 func (r *Reconciler) timeOutStarts(ctx context.Context, live client.Reader, cj *fleetv1.ClusterJob, run spoke.Run, st *spoke.State, w spoke.StartWatch) (jobs []string, failed, stalled int, next time.Time) {
 	now, timeout := r.Clock.Now(), nodeStartTimeout(cj)
-	refusals, err := spoke.ReadRefusals(ctx, live, run, st.RefusalReads(now, timeout, w, spoke.MaxRefusalReads))
+	reads := st.RefusalReads(now, timeout, w, spoke.MaxRefusalReads)
+	refusals, err := spoke.ReadRefusals(ctx, live, run, reads)
 	if err != nil {
 		log.FromContext(ctx).V(1).Info("Reading the pods of nodes not started", "cluster", run.Cluster, "error", err.Error())
 	}
+	w = w.Noted(reads, now)
+	r.starts.put(watchKey(string(cj.UID), run.Cluster), w)
 	stalled = st.Stalled(now, timeout, w, refusals)
 	jobs, failed = st.TimeOutStarts(now, timeout, w, refusals)
 	next, _ = st.StartDeadline(now, timeout, w)
