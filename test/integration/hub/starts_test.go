@@ -149,16 +149,21 @@ func waitingPod(m *member, cj *fleetv1.ClusterJob, node, reason, message string)
 	setPods(m, cj, node, 0)
 }
 
-// failedCreate plays the Job controller refused node's pod of cj: its
-// FailedCreate event on the Job, and no pod.
+// failedCreate plays the Job controller that may not create node's pod of
+// cj: its FailedCreate event on the Job, and no pod.
 func failedCreate(m *member, cj *fleetv1.ClusterJob, node, message string) {
 	GinkgoHelper()
 	job := jobOf(m, cj, node)
 	Expect(m.client.Create(ctx, &corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Name: job.Name + ".refused", Namespace: job.Namespace},
 		InvolvedObject: corev1.ObjectReference{Kind: "Job", APIVersion: "batch/v1", Namespace: job.Namespace, Name: job.Name, UID: job.UID},
-		Reason:         "FailedCreate", Message: message, Type: corev1.EventTypeWarning,
-		Source:         corev1.EventSource{Component: "job-controller"}, FirstTimestamp: metav1.Now(), LastTimestamp: metav1.Now(), Count: 1,
+		Reason:         "FailedCreate",
+		Message:        message,
+		Type:           corev1.EventTypeWarning,
+		Source:         corev1.EventSource{Component: "job-controller"},
+		FirstTimestamp: metav1.Now(),
+		LastTimestamp:  metav1.Now(),
+		Count:          1,
 	})).To(Succeed())
 }
 
@@ -201,4 +206,3 @@ func unschedulablePod(m *member, cj *fleetv1.ClusterJob, node, message string) {
 	Expect(m.client.Status().Update(ctx, pod)).To(Succeed())
 	setPods(m, cj, node, 0)
 }
-
