@@ -267,7 +267,9 @@ func ReadRefusals(ctx context.Context, live client.Reader, run Run, reads []Refu
 		out[rd.Node] = r
 	}
 	if len(jobs) > 0 {
-		errs = append(errs, readCreateRefusals(ctx, live, run, jobs, out))
+		created, err := readCreateRefusals(ctx, live, run, jobs)
+		maps.Copy(out, created)
+		errs = append(errs, err)
 	}
 	return out, errors.Join(errs...)
 }
@@ -289,33 +291,64 @@ func readPodRefusal(ctx context.Context, live client.Reader, run Run, node strin
 
 // readCreateRefusals reads, into out by node, the Job controller's newest
 // FailedCreate event on each of jobs (Job name to node): only there does a
-// member say why a Job has no pod. One list, in pages, of the work
-// namespace's FailedCreate events on Jobs, however many Jobs wait.
-func readCreateRefusals(ctx context.Context, live client.Reader, run Run, jobs map[string]string, out map[string]Refusal) error {
-	newest := map[string]corev1.Event{}
-	sel := fields.SelectorFromSet(fields.Set{"involvedObject.kind": "Job", "reason": reasonFailedCreate})
-	opts := []client.ListOption{client.InNamespace(run.Namespace), client.MatchingFieldsSelector{Selector: sel}}
-	err := listPages(ctx, live, &corev1.EventList{}, opts, func(list client.ObjectList) {
-		for _, ev := range list.(*corev1.EventList).Items {
-			job := ev.InvolvedObject.Name
-			if prev, ok := newest[job]; jobs[job] != "" && (!ok || eventTime(ev).After(eventTime(prev))) {
-				newest[job] = ev
-			}
+// member say why a Job has no pod. One list of the work namespace's
+// FailedCreate events on Jobs (the one Job's, when one waits), however many
+// Jobs wait: the API server filters events by field, not by index, so a
+// list per Job would cost as much each.
+func readCreateRefusals(ctx context.Context, live client.Reader, run Run, jobs map[string]string) (map[string]Refusal, error) {
+	set := fields.Set{"involvedObject.kind": "Job", "reason": reasonFailedCreate}
+	if len(jobs) == 1 {
+		for job := range jobs {
+			set["involvedObject.name"] = job
 		}
-	})
+	}
+	events, err := listEvents(ctx, live, run.Namespace, fields.SelectorFromSet(set))
 	switch {
 	case apierrors.IsForbidden(err):
-		return nil
+		return nil, nil
 	case err != nil:
-		return fmt.Errorf("reading the FailedCreate events of the Jobs in namespace %s: %w", run.Namespace, err)
+		return nil, fmt.Errorf("reading the FailedCreate events of the Jobs in namespace %s: %w", run.Namespace, err)
 	}
+	newest := map[string]corev1.Event{}
+	for _, ev := range events {
+		job := ev.InvolvedObject.Name
+		if prev, ok := newest[job]; jobs[job] != "" && (!ok || eventTime(ev).After(eventTime(prev))) {
+			newest[job] = ev
+		}
+	}
+	out := make(map[string]Refusal, len(jobs))
 	for job, node := range jobs {
 		out[node] = Refusal{}
 		if ev, ok := newest[job]; ok {
 			out[node] = Refusal{Reason: reasonFailedCreate, Message: ev.Message}
 		}
 	}
-	return nil
+	return out, nil
+}
+
+// maxCreateEvents bounds the events readCreateRefusals lists. The Job
+// controller counts a repeated refusal in one event per Job, so it is as
+// many refused Jobs in the namespace, this run's and others'; past it, the
+// Jobs not listed show no reason until they reach their bound.
+const maxCreateEvents = 2000
+
+// listEvents lists the events of namespace that sel selects, a page at a
+// time, at most maxCreateEvents.
+func listEvents(ctx context.Context, r client.Reader, namespace string, sel fields.Selector) ([]corev1.Event, error) {
+	var out []corev1.Event
+	opts := []client.ListOption{client.InNamespace(namespace), client.MatchingFieldsSelector{Selector: sel}, client.Limit(nodePageSize)}
+	for len(out) < maxCreateEvents {
+		var page corev1.EventList
+		if err := r.List(ctx, &page, opts...); err != nil {
+			return nil, err
+		}
+		out = append(out, page.Items...)
+		if page.Continue == "" {
+			break
+		}
+		opts = []client.ListOption{client.InNamespace(namespace), client.MatchingFieldsSelector{Selector: sel}, client.Limit(nodePageSize), client.Continue(page.Continue)}
+	}
+	return out, nil
 }
 
 // eventTime is when ev last happened.

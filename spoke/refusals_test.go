@@ -183,9 +183,14 @@ func TestReadRefusals(t *testing.T) {
 	}
 	reads := []RefusalRead{{Node: "a", Job: jobName("a"), Pod: true}, {Node: "b", Job: jobName("b"), Pod: true}, {Node: "c", Job: jobName("c")}, {Node: "d", Job: jobName("d")}}
 	testCases := map[string]struct {
+		reads []RefusalRead // default: reads
 		funcs interceptor.Funcs
 		want  map[string]Refusal
 	}{
+		"one Job without a pod: its own events": {
+			reads: []RefusalRead{{Node: "c", Job: jobName("c")}},
+			want:  map[string]Refusal{"c": {Reason: reasonFailedCreate, Message: `violates PodSecurity "restricted:latest"`}},
+		},
 		"the kubelet's reason, nothing, the Job controller's newest FailedCreate, nothing": {
 			want: map[string]Refusal{
 				"a": {Reason: "ImagePullBackOff", Message: `Back-off pulling image "nope"`},
@@ -208,9 +213,13 @@ func TestReadRefusals(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			live := fake.NewClientBuilder().WithObjects(objs...).
 				WithIndex(&corev1.Event{}, "involvedObject.kind", func(o client.Object) []string { return []string{o.(*corev1.Event).InvolvedObject.Kind} }).
+				WithIndex(&corev1.Event{}, "involvedObject.name", func(o client.Object) []string { return []string{o.(*corev1.Event).InvolvedObject.Name} }).
 				WithIndex(&corev1.Event{}, "reason", func(o client.Object) []string { return []string{o.(*corev1.Event).Reason} }).
 				WithInterceptorFuncs(tc.funcs).Build()
-			got, err := ReadRefusals(context.Background(), live, run, reads)
+			if tc.reads == nil {
+				tc.reads = reads
+			}
+			got, err := ReadRefusals(context.Background(), live, run, tc.reads)
 			if err != nil {
 				t.Errorf("ReadRefusals() error = %v", err)
 			}
