@@ -178,7 +178,7 @@ func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob,
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	if err := spoke.DeleteJobs(ctx, cl.GetClient(), run, c.StartTimedOut); err != nil {
+	if err := spoke.DeleteFailedJobs(ctx, cl.GetClient(), cl.GetAPIReader(), run, &c.State, c.StartTimedOut, spoke.WithRecords(&r.records)); err != nil {
 		return err
 	}
 	if c.NotStarted > 0 {

@@ -137,7 +137,21 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 				healthy, healthy+waiting, c.State.Groups[g].Name)
 		}
 	}
-	return fleetv1.ClusterRunning, fleetv1.ReasonRunning, ""
+	return fleetv1.ClusterRunning, fleetv1.ReasonRunning, refusedMessage(c.State)
+}
+
+// refusedMessage names, while pods wait to start, the first whose member
+// says what refuses it, "" when none does.
+func refusedMessage(st spoke.State) string {
+	n, refused := st.RefusedBy()
+	if refused == 0 {
+		return ""
+	}
+	who := "node " + n.Node + "'s pod waits"
+	if refused > 1 {
+		who = fmt.Sprintf("%d nodes' pods wait, %s's", refused, n.Node)
+	}
+	return text.Truncate(fmt.Sprintf("%s: %s: %s", who, n.Reason, n.Message), fleetv1.MaxClusterMessageLength)
 }
 
 // stopPrefix names what stopped the run in a stopped cluster's message.

@@ -110,6 +110,7 @@ func Build(ns string, level fleetv1.PodSecurityLevel) Objects {
 			rbacv1ac.PolicyRule().WithAPIGroups("batch").WithResources("jobs").WithVerbs(access.WorkVerbs...),
 			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("configmaps").WithVerbs(access.ConfigMapVerbs...),
 			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("pods").WithVerbs(access.PodVerbs...),
+			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("events").WithVerbs(access.EventVerbs...),
 		),
 		RoleBinding: rbacv1ac.RoleBinding(RoleName, ns).WithLabels(labels).
 			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(RoleName)).
