@@ -2,7 +2,7 @@
 #
 # This build pulls golang and distroless images. Where no registry can be
 # reached, `make hub-image` makes the same image offline: the same static
-# binary (CGO_ENABLED=0, -trimpath) packed FROM scratch by `docker import`, as
+# binary (`make build`: CGO_ENABLED=0) packed FROM scratch by `docker import`, as
 # /fleetjob-hub run by user 65532 (hack/kind/images.sh).
 FROM golang:1.26 AS builder
 ARG TARGETOS

@@ -195,3 +195,49 @@ func DeleteJobs(ctx context.Context, c client.Client, run Run, names []string) e
 	}
 	return nil
 }
+
+// DeleteFailedJobs deletes names, the Jobs of nodes st says the hub failed
+// (TimeOutStarts returns them), with their pods, once their verdicts are
+// in the run's results record: written ahead, as a group's starts are. A
+// Job deleted before its verdict was stored would leave the node JobDeleted
+// at best; with its node back (a kubelet that kept running, a node
+// registered again) and the write failing, the node would run on and
+// succeed after the hub had counted it failed. When the write fails no Job
+// is deleted, and the error says so. st's record becomes the one written.
+// opts may hold WithRecords.
+func DeleteFailedJobs(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, names []string, opts ...ObserveOption) error {
+	var o observeOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := recordVerdicts(ctx, c, live, run, st, names, o.records); err != nil {
+		return err
+	}
+	return DeleteJobs(ctx, c, run, names)
+}
+
+// recordVerdicts writes the results of the failed nodes of st whose Jobs
+// are names, and nothing else st holds: a failed Job's exit code is read
+// before its result is recorded.
+func recordVerdicts(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, names []string, records *Records) error {
+	doomed := make(map[string]bool, len(names))
+	for _, name := range names {
+		doomed[name] = true
+	}
+	var verdicts State
+	for _, n := range st.Nodes {
+		if n.Phase == NodeFailed && doomed[n.Job] {
+			verdicts.Nodes = append(verdicts.Nodes, n)
+		}
+	}
+	next, changed := Record(st.Recorded, verdicts, nil, nil)
+	if !changed {
+		return nil
+	}
+	w, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, st.RecordObject, records)
+	if err != nil {
+		return fmt.Errorf("recording the verdicts of the nodes whose Jobs the hub deletes, before deleting them: %w", err)
+	}
+	st.Recorded, st.RecordObject = w.res, w.cm
+	return nil
+}

@@ -123,7 +123,12 @@ func listPages(ctx context.Context, r client.Reader, list client.ObjectList, opt
 }
 
 // exitOf is the exit code and termination message of the pod's first
-// container that failed, else of the first that ended.
+// container that failed, else of the first that ended. A reason the
+// kubelet gives beyond the exit code (OOMKilled, ContainerCannotRun,
+// DeadlineExceeded: any but Error and Completed) comes first: with
+// terminationMessagePolicy FallbackToLogsOnError the kubelet always fills
+// the message, with the container's last log lines, and an out-of-memory
+// kill would read as a bare exit code 137.
 func exitOf(pod *corev1.Pod) (*int32, string) {
 	statuses := append(slices.Clone(pod.Status.InitContainerStatuses), pod.Status.ContainerStatuses...)
 	var ended *corev1.ContainerStateTerminated
@@ -148,8 +153,11 @@ func exitOf(pod *corev1.Pod) (*int32, string) {
 	}
 	code := ended.ExitCode
 	msg := ended.Message
-	if msg == "" {
+	switch {
+	case msg == "":
 		msg = ended.Reason
+	case ended.Reason != "" && ended.Reason != "Error" && ended.Reason != "Completed":
+		msg = ended.Reason + ": " + msg
 	}
 	return &code, msg
 }

@@ -151,6 +151,16 @@ func TestExitOf(t *testing.T) {
 		{name: "a restarted container's last state", pod: corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "main",
 			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled"}}}}}},
 			wantCode: ptr.To[int32](137), wantMsg: "OOMKilled"},
+		// FallbackToLogsOnError fills the message with the last log lines:
+		// the kill must not hide behind them as a bare 137.
+		{name: "killed out of memory, its logs as the message", pod: corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "main",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled", Message: "allocating 2Gi\n"}}}}}},
+			wantCode: ptr.To[int32](137), wantMsg: "OOMKilled: allocating 2Gi\n"},
+		{name: "a container that could not run", pod: corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "main",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 128, Reason: "StartError", Message: "exec: \"nope\": not found"}}}}}},
+			wantCode: ptr.To[int32](128), wantMsg: `StartError: exec: "nope": not found`},
+		{name: "a plain error keeps its message alone", pod: corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{
+			terminated("main", 3, "disk full")}}}, wantCode: ptr.To[int32](3), wantMsg: "disk full"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, msg := exitOf(&tc.pod)

@@ -23,6 +23,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
@@ -225,27 +226,44 @@ func TestLostReads(t *testing.T) {
 
 // A node deleted while its Job ran fails NodeDeleted and its Job is
 // deleted, until gone: when a node registers again under the same name (a
-// VM rebuilt, a pool scaled back), the Job's pod would run it after the run
-// counted it failed.
+// VM rebuilt, a pool scaled back), or its kubelet ran on (a real one
+// does), the Job's pod would run it after the run counted it failed. The
+// verdict is timed when the hub saw it (the record keeps when, and the
+// deletion of the Job is bounded from then), and a pod that finishes after
+// it does not change it.
 func TestNodeDeletedJobDeleted(t *testing.T) {
 	one := allOf("a")
-	job := makeJob("a").Started(t0).Pods(1, 1, 0).Obj()
+	now := t1.Time
+	running := makeJob("a").Started(t0).Pods(1, 1, 0).Obj()
+	st := Derive(&one, []batchv1.Job{running}, present(), Results{})
+	jobs, _ := st.TimeOutStarts(now, time.Hour, StartWatch{}, nil)
+	if diff := cmp.Diff([]string{jobName("a")}, jobs); diff != "" {
+		t.Errorf("TimeOutStarts() jobs mismatch (-want +got):\n%s", diff)
+	}
+	want := NodeState{Node: "a", Job: jobName("a"), GroupName: "all", Phase: NodeFailed, Reason: fleetv1.NodeReasonNodeDeleted,
+		Message: "node was deleted while its Job ran", StartTime: &t0, CompletionTime: &metav1.Time{Time: now}}
+	if diff := cmp.Diff(want, st.Nodes[0]); diff != "" {
+		t.Errorf("the deleted node mismatch (-want +got):\n%s", diff)
+	}
+	rec, _ := Record(Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix(), Started: true}}}, st, nil, nil)
+
 	testCases := map[string]struct {
+		job     batchv1.Job
 		present map[string]bool
-		rec     Results
 	}{
-		"the node is gone": {present: present()},
-		"the node registered again, its Job still runs": {present: present("a"), rec: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonNodeDeleted}}}},
+		"the node is still gone":                          {job: running, present: present()},
+		"the node registered again, its Job still runs":   {job: running, present: present("a")},
+		"its kubelet ran on: the pod finished afterwards": {job: makeJob("a").Started(t0).Complete(t2).Obj(), present: present("a")},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
-			st := Derive(&one, []batchv1.Job{job}, tc.present, tc.rec)
-			jobs, _ := st.TimeOutStarts(t0.Time, time.Hour, StartWatch{}, nil)
+			st := Derive(&one, []batchv1.Job{tc.job}, tc.present, rec)
+			jobs, _ := st.TimeOutStarts(t2.Time, time.Hour, StartWatch{}, nil)
 			if diff := cmp.Diff([]string{jobName("a")}, jobs); diff != "" {
 				t.Errorf("TimeOutStarts() jobs mismatch (-want +got):\n%s", diff)
 			}
-			if n := st.Nodes[0]; n.Phase != NodeFailed || n.Reason != fleetv1.NodeReasonNodeDeleted {
-				t.Errorf("node = %s/%s, want Failed/NodeDeleted", n.Phase, n.Reason)
+			if diff := cmp.Diff(want, st.Nodes[0]); diff != "" {
+				t.Errorf("the deleted node mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -78,7 +78,8 @@ type NodeResult struct {
 	// Phase is Starting before its Job is seen, Running while the Job
 	// runs, then Succeeded or Failed.
 	Phase NodePhase `json:"p"`
-	// Reason and Message tell why a node failed.
+	// Reason and Message tell why a node failed or, while its pod has not
+	// started, what its member says refuses it.
 	Reason  string `json:"r,omitempty"`
 	Message string `json:"m,omitempty"`
 	// Start and Finish are Unix seconds, 0 when unknown.
@@ -140,7 +141,7 @@ func Record(prev Results, st State, created []string, skipped []plan.SkippedNode
 		if ok && old.final() {
 			return // a result never changes
 		}
-		if ok && old.Phase == NodeStarting && r.Phase == NodeRunning && r.Start == 0 && !r.Started {
+		if ok && old.Phase == NodeStarting && r.Phase == NodeRunning && r.Start == 0 && !r.Started && r.Reason == "" {
 			return // a Job seen that tells nothing new: not worth a write
 		}
 		if ok && !r.final() {
@@ -175,6 +176,9 @@ func Record(prev Results, st State, created []string, skipped []plan.SkippedNode
 		case NodeSucceeded:
 		default:
 			r = NodeResult{Phase: NodeRunning, Start: r.Start, Started: n.Started, Lost: unix(n.LostSince)}
+			if waitingForStart(n) {
+				r.Reason, r.Message = n.Reason, text.Truncate(n.Message, maxResultMessage)
+			}
 		}
 		set(n.Node, r)
 	}

@@ -108,6 +108,12 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 			starting = append(starting, n.Node)
 		}
 	}
+	// From here the nodes are recorded as starting, then their Jobs are
+	// made: cut between the two by the hub stopping (a shutdown, a leader
+	// handing over), the nodes whose Jobs were never created would fail. The
+	// caller's cancellation does not cut it short; its deadline bounds it.
+	ctx, cancel := uncancelled(ctx)
+	defer cancel()
 	fresh, err := writeAhead(ctx, c, live, run, st, starting, skipped, o.records)
 	if err != nil {
 		return nil, nil, err
@@ -141,6 +147,16 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 		unrecordErr = unstart(ctx, c, live, run, st, refused, st.Recorded.Nodes[refused[0]].Attempt, o.records)
 	}
 	return created, skipped, errors.Join(append(conflicts, rootCause(failures), unrecordErr)...)
+}
+
+// uncancelled is ctx without its cancellation but with its deadline. A ctx
+// without a deadline is kept as it is: every remote call needs a bound.
+func uncancelled(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), deadline)
 }
 
 // writeAhead records nodes as starting, with skipped and whatever else st

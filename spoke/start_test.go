@@ -23,6 +23,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -270,5 +271,45 @@ func TestStartGroupRechecksNodes(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, skipped); diff != "" {
 		t.Errorf("StartGroup() skipped mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestStartGroupOutlivesCancel stops the caller right after the group's
+// nodes were recorded as starting, as a hub shutting down does: their Jobs
+// are still created, or the nodes would fail with no Job ever made.
+func TestStartGroupOutlivesCancel(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cancelOnRecord := func(err error) error {
+		if err == nil {
+			cancel()
+		}
+		return err
+	}
+	live := fake.NewClientBuilder().WithObjects(nodeObjects("a", "b", "c", "d")...).Build()
+	c := interceptor.NewClient(live, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.ConfigMap); ok {
+				return cancelOnRecord(c.Create(ctx, obj, opts...))
+			}
+			if err := ctx.Err(); err != nil { // what a real client says
+				return err
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			return cancelOnRecord(c.Update(ctx, obj, opts...))
+		},
+	})
+	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
+	created, _, err := StartGroup(ctx, c, live, testRun(makeClusterJob("disk-clean").Obj()), &st, 0)
+	if err != nil {
+		t.Fatalf("StartGroup() error = %v", err)
+	}
+	if ctx.Err() == nil {
+		t.Fatal("the caller was not stopped: the test did not cut the start")
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, jobNodes(created)); diff != "" {
+		t.Errorf("StartGroup() created mismatch (-want +got):\n%s", diff)
 	}
 }

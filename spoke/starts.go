@@ -17,29 +17,13 @@ limitations under the License.
 package spoke
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/pkg/naming"
 )
-
-// RefusalPoll is how often the pod of a node past its start bound, in a
-// member that still makes progress, is read again for a refusal
-// (unschedulable, an image that cannot be pulled): a pod's state changes
-// with no Job event. 30 s costs one GET per such node, at most
-// MaxRefusalReads per reconcile, and adds at most 30 s to the bound.
-const RefusalPoll = 30 * time.Second
-
-// MaxRefusalReads bounds the pods read for refusals per reconcile, as
-// MaxExitReads does for exit codes.
-const MaxRefusalReads = 20
 
 // StartWatch is what the hub saw of a run's starts in one member, by the
 // hub's own clock, never the member's: the start bound
@@ -52,6 +36,10 @@ type StartWatch struct {
 	// Job and Pod map each node whose pod has not started to when the hub
 	// first saw its Job without a pod, and its pod.
 	Job, Pod map[string]time.Time
+	// Read maps each node whose pod has not started to when the hub last
+	// read what keeps it from starting (Noted): its pod or, with none, its
+	// Job's events. A node whose first pod shows up is read again.
+	Read map[string]time.Time
 	// Progress is when the member last created or started a pod of the
 	// run (or the hub began to watch it); Pods and Started are the most
 	// nodes seen with a pod, and with a pod that started or finished: a
@@ -79,7 +67,7 @@ func waitingForStart(n NodeState) bool {
 // waiting node's Job and pod, and the member's progress. It is pure; w is
 // not changed.
 func (s State) Watch(w StartWatch, now time.Time) StartWatch {
-	next := StartWatch{Job: map[string]time.Time{}, Pod: map[string]time.Time{}, Progress: w.Progress, Pods: w.Pods, Started: w.Started,
+	next := StartWatch{Job: map[string]time.Time{}, Pod: map[string]time.Time{}, Read: map[string]time.Time{}, Progress: w.Progress, Pods: w.Pods, Started: w.Started,
 		Groups: map[int]time.Time{}, Finished: map[string]time.Time{}, Offset: map[string]time.Duration{}}
 	pods, started := 0, 0
 	for _, n := range s.Nodes {
@@ -103,9 +91,13 @@ func (s State) Watch(w StartWatch, now time.Time) StartWatch {
 		switch {
 		case waitingForStart(n):
 			next.Job[n.Node] = firstSeen(w.Job, n.Node, now)
+			_, hadPod := w.Pod[n.Node]
 			if n.Pods > 0 {
 				next.Pod[n.Node] = firstSeen(w.Pod, n.Node, now)
 				pods++
+			}
+			if at, ok := w.Read[n.Node]; ok && hadPod == (n.Pods > 0) {
+				next.Read[n.Node] = at
 			}
 		case n.Phase == NodeRunning && n.Job != "", n.Phase == NodeSucceeded, n.Phase == NodeFailed && !failedByHub(n.Reason) && n.Reason != fleetv1.NodeReasonJobDeleted:
 			pods, started = pods+1, started+1
@@ -174,24 +166,36 @@ func (w StartWatch) stalled(now time.Time, timeout time.Duration) bool {
 // timeout of when the hub first saw it, or, with no pod, its Job, and
 // returns the Jobs of every node failed so that still exist, to be deleted
 // (again, until they are gone), and how many it failed now: a pod that
-// cannot run must not hold its group, nor run later. A node fails for what
-// happened to it: its pod refused (refusals, by node: unschedulable with
-// the scheduler's message, an image that cannot be pulled), or no pod at
-// all, or a pod that never starts, while the member makes no progress for
-// timeout either; a member working through a queue (pods created or
-// started late, but created and started) fails no node. w is Watch's for
-// this state. It is pure.
-func (s *State) TimeOutStarts(now time.Time, timeout time.Duration, w StartWatch, refusals map[string]string) (jobs []string, failed int) {
+// cannot run must not hold its group, nor run later. refusals are what
+// reads (ReadRefusals) found now, by node: each read node's row shows its
+// member's reason while it waits (RefusedBy), and loses it once a read
+// finds nothing. A node fails for what happened to it: at once when its
+// member's reason is one no wait cures (a container configuration error,
+// an invalid image name); at the bound when a reason is known (its pod
+// refused by the scheduler or its image, no pod for the Job controller's
+// FailedCreate), with it; or, with none known, no pod at all or a pod
+// that never starts while the member makes no progress for timeout
+// either. A member working through a queue (pods created or started late,
+// but created and started) fails no node. w is Watch's for this state.
+//
+// A hub verdict the Job's state gave with no time of its own (its node
+// deleted) is timed now, when the hub saw it, so that the record keeps when
+// and the deletion of its Job is bounded from then. It is pure.
+func (s *State) TimeOutStarts(now time.Time, timeout time.Duration, w StartWatch, refusals map[string]Refusal) (jobs []string, failed int) {
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
 		if n.Phase == NodeFailed && n.Job != "" && failedByHub(n.Reason) {
+			if n.CompletionTime == nil {
+				n.CompletionTime = &metav1.Time{Time: now}
+			}
 			jobs = append(jobs, n.Job) // failed before; its Job is not gone yet
 			continue
 		}
 		if !waitingForStart(*n) {
 			continue
 		}
-		reason, msg := startVerdict(*n, now, timeout, w, refusals[n.Node])
+		showRefusal(n, refusals)
+		reason, msg := startVerdict(*n, now, timeout, w)
 		if reason == "" {
 			continue
 		}
@@ -206,16 +210,20 @@ func (s *State) TimeOutStarts(now time.Time, timeout time.Duration, w StartWatch
 }
 
 // Stalled counts the nodes waiting for their pod that TimeOutStarts fails
-// now for the member's lack of progress rather than a refusal of their
-// own: when some do, the member makes no progress at all, and the hub
-// fails it as a member too, or each later group would wait as long again.
-func (s State) Stalled(now time.Time, timeout time.Duration, w StartWatch, refusals map[string]string) int {
+// now for the member's lack of progress rather than a reason of their own:
+// when some do, the member makes no progress at all, and the hub fails it
+// as a member too, or each later group would wait as long again.
+func (s State) Stalled(now time.Time, timeout time.Duration, w StartWatch, refusals map[string]Refusal) int {
 	stalled := 0
 	for _, n := range s.Nodes {
-		if !waitingForStart(n) || refusals[n.Node] != "" {
+		if !waitingForStart(n) {
 			continue
 		}
-		if reason, _ := startVerdict(n, now, timeout, w, ""); reason != "" {
+		showRefusal(&n, refusals)
+		if n.Reason != "" {
+			continue
+		}
+		if reason, _ := startVerdict(n, now, timeout, w); reason != "" {
 			stalled++
 		}
 	}
@@ -223,20 +231,26 @@ func (s State) Stalled(now time.Time, timeout time.Duration, w StartWatch, refus
 }
 
 // startVerdict is why a node waiting for its pod fails now, "" when it
-// does not.
-func startVerdict(n NodeState, now time.Time, timeout time.Duration, w StartWatch, refusal string) (reason, msg string) {
-	if n.Pods == 0 {
-		if seen, ok := w.Job[n.Node]; ok && !now.Before(seen.Add(timeout)) && w.stalled(now, timeout) {
-			return fleetv1.NodeReasonPodCreateFailed, fmt.Sprintf("no pod within %s, and the member created no pod of the run meanwhile (a quota, an admission policy? see the Job's events)", timeout)
-		}
+// does not. Its Reason and Message are its member's refusal, when one is
+// known.
+func startVerdict(n NodeState, now time.Time, timeout time.Duration, w StartWatch) (reason, msg string) {
+	r := Refusal{Reason: n.Reason, Message: n.Message}
+	if final := r.verdict(); final != "" {
+		return final, r.Message
+	}
+	seen, ok := w.seen(n)
+	if !ok || now.Before(seen.Add(timeout)) {
 		return "", ""
 	}
-	seen, ok := w.Pod[n.Node]
 	switch {
-	case !ok || now.Before(seen.Add(timeout)):
+	case n.Pods == 0 && r.Reason != "":
+		return fleetv1.NodeReasonPodCreateFailed, fmt.Sprintf("no pod within %s: %s", timeout, r)
+	case n.Pods == 0 && w.stalled(now, timeout):
+		return fleetv1.NodeReasonPodCreateFailed, fmt.Sprintf("no pod within %s, and the member created no pod of the run meanwhile (a quota, an admission policy? see the Job's events)", timeout)
+	case n.Pods == 0:
 		return "", ""
-	case refusal != "":
-		return fleetv1.NodeReasonNotStarted, fmt.Sprintf("its pod did not start within %s: %s", timeout, refusal)
+	case r.Reason != "":
+		return fleetv1.NodeReasonNotStarted, fmt.Sprintf("its pod did not start within %s: %s", timeout, r)
 	case w.stalled(now, timeout):
 		return fleetv1.NodeReasonNotStarted, fmt.Sprintf("its pod did not start within %s, and the member started no pod of the run meanwhile (see the pod's events)", timeout)
 	}
@@ -244,8 +258,8 @@ func startVerdict(n NodeState, now time.Time, timeout time.Duration, w StartWatc
 }
 
 // StartDeadline is the earliest time a waiting node's start may time out,
-// as TimeOutStarts decides it, or its pod is to be read again for a
-// refusal; false when no node waits for its pod.
+// as TimeOutStarts decides it, or what keeps it from starting is to be
+// read again (RefusalReads); false when no node waits for its pod.
 func (s State) StartDeadline(now time.Time, timeout time.Duration, w StartWatch) (time.Time, bool) {
 	var first time.Time
 	due := func(t time.Time) {
@@ -258,88 +272,15 @@ func (s State) StartDeadline(now time.Time, timeout time.Duration, w StartWatch)
 		if !waitingForStart(n) {
 			continue
 		}
-		if n.Pods == 0 {
-			if seen, ok := w.Job[n.Node]; ok {
-				due(later(seen.Add(timeout), stall))
-			}
+		seen, ok := w.seen(n)
+		if !ok {
 			continue
 		}
-		if seen, ok := w.Pod[n.Node]; ok {
-			own := seen.Add(timeout)
-			if !now.Before(own) {
-				own = now.Add(RefusalPoll) // past its own bound: read again for a refusal
-			}
+		due(later(seen.Add(timeout), stall))
+		if own := seen.Add(timeout); now.Before(own) {
 			due(own)
-			due(later(seen.Add(timeout), stall))
 		}
+		due(later(w.nextRead(n, timeout), now.Add(refusalRetry)))
 	}
 	return first, !first.IsZero()
-}
-
-// RefusalReads names the nodes whose pod is read for a refusal now, at
-// most max: those whose pod did not start within timeout of the hub first
-// seeing it, in a window that moves every RefusalPoll so that each is read
-// however many there are.
-func (s State) RefusalReads(now time.Time, timeout time.Duration, w StartWatch, max int) []string {
-	var due []string
-	for _, n := range s.Nodes {
-		if seen, ok := w.Pod[n.Node]; ok && waitingForStart(n) && n.Pods > 0 && !now.Before(seen.Add(timeout)) {
-			due = append(due, n.Node)
-		}
-	}
-	if len(due) <= max {
-		return due
-	}
-	from := int(now.Unix()/int64(RefusalPoll/time.Second)) * max % len(due)
-	names := make([]string, 0, max)
-	for i := range max {
-		names = append(names, due[(from+i)%len(due)])
-	}
-	return names
-}
-
-// ReadRefusals reads the pods of nodes from live and returns, by node, what
-// refuses each one's pod, for those refused: the scheduler's message, or
-// why its containers cannot be created (an image that cannot be pulled, a
-// missing ConfigMap or Secret).
-func ReadRefusals(ctx context.Context, live client.Reader, run Run, nodes []string) (map[string]string, error) {
-	out := map[string]string{}
-	var errs []error
-	for _, node := range nodes {
-		var pods corev1.PodList
-		sel := runSelector(run)
-		sel[fleetv1.NodeLabel] = naming.LabelValue(node)
-		if err := live.List(ctx, &pods, client.InNamespace(run.Namespace), sel); err != nil {
-			errs = append(errs, fmt.Errorf("reading the pod of node %s: %w", node, err))
-			continue
-		}
-		if pod, ok := NewestPod(pods.Items, node); ok {
-			if r := refusalOf(&pod); r != "" {
-				out[node] = r
-			}
-		}
-	}
-	return out, errors.Join(errs...)
-}
-
-// refusingWaits are the reasons a container waits that no waiting cures
-// without a person: its image, or what it needs to be created.
-var refusingWaits = map[string]bool{
-	"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true, "ErrImageNeverPull": true,
-	"CreateContainerConfigError": true, "CreateContainerError": true,
-}
-
-// refusalOf is what refuses pod, "" when nothing does (yet).
-func refusalOf(pod *corev1.Pod) string {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return "unschedulable: " + c.Message
-		}
-	}
-	for _, cs := range append(append([]corev1.ContainerStatus(nil), pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
-		if w := cs.State.Waiting; w != nil && refusingWaits[w.Reason] {
-			return fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message)
-		}
-	}
-	return ""
 }

@@ -44,17 +44,17 @@ func TestTimeOutStarts(t *testing.T) {
 		jobs       []batchv1.Job
 		rec        Results
 		watch      StartWatch
-		refusals   map[string]string
+		refusals   map[string]Refusal // what reads found now
 		wantJobs   []string
 		wantFailed int
 		wantNodes  map[string]string // node: phase/reason
 		wantMsg    string            // of node a
 		wantNext   time.Time
 	}{
-		"Jobs the hub just saw, old by the member's clock: nothing fails; looked at again a bound later": {
+		"Jobs the hub just saw, old by the member's clock: nothing fails; read for a refusal a delay later": {
 			jobs:      []batchv1.Job{noPod("a"), pending("b")},
 			wantNodes: map[string]string{"a": "Running/", "b": "Running/", "c": "Pending/"},
-			wantNext:  now.Add(timeout),
+			wantNext:  now.Add(RefusalDelay),
 		},
 		"no pod for the bound while the member created none: PodCreateFailed": {
 			jobs:       []batchv1.Job{noPod("a"), running("b")},
@@ -64,37 +64,103 @@ func TestTimeOutStarts(t *testing.T) {
 			wantNodes:  map[string]string{"a": "Failed/PodCreateFailed", "b": "Running/", "c": "Pending/"},
 			wantMsg:    "no pod within 5m0s, and the member created no pod of the run meanwhile (a quota, an admission policy? see the Job's events)",
 		},
-		"no pod for the bound, but the member's Job controller makes progress (a queue): it waits for the member to stall": {
+		"no pod for the bound, but the member's Job controller makes progress (a queue) and says nothing of it: it waits, read again in a poll": {
 			jobs:      []batchv1.Job{noPod("a"), running("b")},
 			watch:     StartWatch{Job: map[string]time.Time{"a": ago(timeout)}, Progress: ago(time.Minute), Pods: 1, Started: 1},
+			refusals:  map[string]Refusal{"a": {}},
 			wantNodes: map[string]string{"a": "Running/", "b": "Running/", "c": "Pending/"},
-			wantNext:  now.Add(4 * time.Minute),
+			wantNext:  now.Add(RefusalPoll),
+		},
+		"no pod for the bound, the Job controller's FailedCreate read: PodCreateFailed with its message, though the member progresses": {
+			jobs:       []batchv1.Job{noPod("a"), running("b")},
+			watch:      StartWatch{Job: map[string]time.Time{"a": ago(timeout)}, Progress: now, Pods: 1, Started: 1},
+			refusals:   map[string]Refusal{"a": {Reason: "FailedCreate", Message: `pods "x" is forbidden: violates PodSecurity "restricted:latest"`}},
+			wantJobs:   []string{jobName("a")},
+			wantFailed: 1,
+			wantNodes:  map[string]string{"a": "Failed/PodCreateFailed", "b": "Running/", "c": "Pending/"},
+			wantMsg:    `no pod within 5m0s: FailedCreate: pods "x" is forbidden: violates PodSecurity "restricted:latest"`,
+		},
+		"no pod within the bound, FailedCreate read: shown while it waits for the bound": {
+			jobs:      []batchv1.Job{noPod("a")},
+			watch:     StartWatch{Job: map[string]time.Time{"a": ago(time.Minute)}, Progress: now},
+			refusals:  map[string]Refusal{"a": {Reason: "FailedCreate", Message: "exceeded quota"}},
+			wantNodes: map[string]string{"a": "Running/FailedCreate", "b": "Pending/", "c": "Pending/"},
+			wantMsg:   "exceeded quota",
+			wantNext:  now.Add(RefusalPoll),
 		},
 		"a pod past the bound, refused by the scheduler: NotStarted with its message, though the member progresses": {
 			jobs:       []batchv1.Job{pending("a"), running("b")},
 			watch:      StartWatch{Job: map[string]time.Time{"a": ago(time.Hour)}, Pod: map[string]time.Time{"a": ago(timeout)}, Progress: now, Pods: 2, Started: 1},
-			refusals:   map[string]string{"a": "unschedulable: 0/3 nodes are available: 1 Insufficient memory."},
+			refusals:   map[string]Refusal{"a": {Reason: "Unschedulable", Message: "0/3 nodes are available: 1 Insufficient memory."}},
 			wantJobs:   []string{jobName("a")},
 			wantFailed: 1,
 			wantNodes:  map[string]string{"a": "Failed/NotStarted", "b": "Running/", "c": "Pending/"},
-			wantMsg:    "its pod did not start within 5m0s: unschedulable: 0/3 nodes are available: 1 Insufficient memory.",
+			wantMsg:    "its pod did not start within 5m0s: Unschedulable: 0/3 nodes are available: 1 Insufficient memory.",
 		},
-		"a refused pod within the bound of the hub first seeing it: it waits": {
+		"a refused pod within the bound of the hub first seeing it: it waits, showing the refusal, read again in a poll": {
 			jobs:      []batchv1.Job{pending("a")},
 			watch:     StartWatch{Job: map[string]time.Time{"a": ago(time.Hour)}, Pod: map[string]time.Time{"a": ago(time.Minute)}, Progress: now, Pods: 1},
-			refusals:  map[string]string{"a": "unschedulable: no"},
+			refusals:  map[string]Refusal{"a": {Reason: "Unschedulable", Message: "no"}},
+			wantNodes: map[string]string{"a": "Running/Unschedulable", "b": "Pending/", "c": "Pending/"},
+			wantMsg:   "no",
+			wantNext:  now.Add(RefusalPoll),
+		},
+		"a container configuration the kubelet refuses: ContainerConfigError at once, with its message, long before the bound": {
+			jobs:  []batchv1.Job{pending("a")},
+			watch: StartWatch{Job: map[string]time.Time{"a": ago(time.Hour)}, Pod: map[string]time.Time{"a": ago(RefusalDelay)}, Progress: now, Pods: 1},
+			refusals: map[string]Refusal{"a": {Reason: "CreateContainerConfigError",
+				Message: "container has runAsNonRoot and image will run as root"}},
+			wantJobs:   []string{jobName("a")},
+			wantFailed: 1,
+			wantNodes:  map[string]string{"a": "Failed/ContainerConfigError", "b": "Pending/", "c": "Pending/"},
+			wantMsg:    "container has runAsNonRoot and image will run as root",
+		},
+		"an image name that is no reference: InvalidImage at once": {
+			jobs:       []batchv1.Job{pending("a")},
+			watch:      StartWatch{Job: map[string]time.Time{"a": ago(time.Hour)}, Pod: map[string]time.Time{"a": ago(RefusalDelay)}, Progress: now, Pods: 1},
+			refusals:   map[string]Refusal{"a": {Reason: "InvalidImageName", Message: `couldn't parse image name "Busybox"`}},
+			wantJobs:   []string{jobName("a")},
+			wantFailed: 1,
+			wantNodes:  map[string]string{"a": "Failed/InvalidImage", "b": "Pending/", "c": "Pending/"},
+			wantMsg:    `couldn't parse image name "Busybox"`,
+		},
+		"an image pull refused before, not read now, at the bound: NotStarted with what was shown, though the member progresses": {
+			jobs:       []batchv1.Job{pending("a")},
+			rec:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Reason: "ErrImagePull", Message: "not found"}}},
+			watch:      StartWatch{Job: map[string]time.Time{"a": ago(time.Hour)}, Pod: map[string]time.Time{"a": ago(timeout)}, Progress: now, Pods: 1},
+			wantJobs:   []string{jobName("a")},
+			wantFailed: 1,
+			wantNodes:  map[string]string{"a": "Failed/NotStarted", "b": "Pending/", "c": "Pending/"},
+			wantMsg:    "its pod did not start within 5m0s: ErrImagePull: not found",
+		},
+		"an image pull refused before, read now as the kubelet's back-off: the reason shown stays": {
+			jobs:      []batchv1.Job{pending("a")},
+			rec:       Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Reason: "ErrImagePull", Message: "not found"}}},
+			watch:     StartWatch{Job: map[string]time.Time{"a": ago(time.Hour)}, Pod: map[string]time.Time{"a": ago(time.Minute)}, Progress: now, Pods: 1},
+			refusals:  map[string]Refusal{"a": {Reason: "ImagePullBackOff", Message: "Back-off pulling image"}},
+			wantNodes: map[string]string{"a": "Running/ErrImagePull", "b": "Pending/", "c": "Pending/"},
+			wantMsg:   "not found",
+			wantNext:  now.Add(RefusalPoll),
+		},
+		"a refusal shown before that a read finds gone: no longer shown": {
+			jobs:      []batchv1.Job{pending("a")},
+			rec:       Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Reason: "Unschedulable", Message: "no"}}},
+			watch:     StartWatch{Job: map[string]time.Time{"a": ago(time.Hour)}, Pod: map[string]time.Time{"a": ago(time.Minute)}, Progress: now, Pods: 1},
+			refusals:  map[string]Refusal{"a": {}},
 			wantNodes: map[string]string{"a": "Running/", "b": "Pending/", "c": "Pending/"},
-			wantNext:  now.Add(4 * time.Minute),
+			wantNext:  now.Add(RefusalPoll),
 		},
 		"a pod past the bound, nothing refuses it, the member progresses: it waits, its pod read again in a poll": {
 			jobs:      []batchv1.Job{pending("a")},
 			watch:     StartWatch{Job: map[string]time.Time{"a": ago(time.Hour)}, Pod: map[string]time.Time{"a": ago(timeout)}, Progress: ago(time.Minute), Pods: 1},
+			refusals:  map[string]Refusal{"a": {}},
 			wantNodes: map[string]string{"a": "Running/", "b": "Pending/", "c": "Pending/"},
 			wantNext:  now.Add(RefusalPoll),
 		},
 		"a pod past the bound in a member that started no pod meanwhile: NotStarted": {
 			jobs:       []batchv1.Job{pending("a")},
 			watch:      StartWatch{Job: map[string]time.Time{"a": ago(time.Hour)}, Pod: map[string]time.Time{"a": ago(timeout)}, Progress: ago(timeout), Pods: 1},
+			refusals:   map[string]Refusal{"a": {}},
 			wantJobs:   []string{jobName("a")},
 			wantFailed: 1,
 			wantNodes:  map[string]string{"a": "Failed/NotStarted", "b": "Pending/", "c": "Pending/"},
@@ -116,7 +182,7 @@ func TestTimeOutStarts(t *testing.T) {
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
 			st := Derive(&three, tc.jobs, present("a", "b", "c"), tc.rec)
-			w := st.Watch(tc.watch, now)
+			w := st.Watch(tc.watch, now).Noted(readsOf(tc.refusals), now) // as the hub notes what it read
 			jobs, failed := st.TimeOutStarts(now, timeout, w, tc.refusals)
 			if diff := cmp.Diff(tc.wantJobs, jobs); diff != "" {
 				t.Errorf("TimeOutStarts() jobs mismatch (-want +got):\n%s", diff)
@@ -195,33 +261,52 @@ func TestStartBacklog(t *testing.T) {
 }
 
 func TestRefusalOf(t *testing.T) {
+	waiting := func(reason, msg string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: "work", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: msg}}}
+	}
 	testCases := map[string]struct {
 		pod  corev1.Pod
-		want string
+		want Refusal
 	}{
 		"unschedulable: the scheduler's message": {
 			pod: corev1.Pod{Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
 				Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes are available: 1 node(s) had untolerated taint."}}}},
-			want: "unschedulable: 0/1 nodes are available: 1 node(s) had untolerated taint.",
+			want: Refusal{Reason: "Unschedulable", Message: "0/1 nodes are available: 1 node(s) had untolerated taint."},
 		},
 		"an image that cannot be pulled": {
-			pod: corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "work",
-				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: `Back-off pulling image "nope:1"`}}}}}},
-			want: `container work: ImagePullBackOff: Back-off pulling image "nope:1"`,
+			pod:  corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{waiting("ImagePullBackOff", `Back-off pulling image "nope:1"`)}}},
+			want: Refusal{Reason: "ImagePullBackOff", Message: `Back-off pulling image "nope:1"`},
+		},
+		"a configuration the kubelet refuses, in an init container": {
+			pod: corev1.Pod{Status: corev1.PodStatus{InitContainerStatuses: []corev1.ContainerStatus{
+				waiting("CreateContainerConfigError", "container has runAsNonRoot and image will run as root")}}},
+			want: Refusal{Reason: "CreateContainerConfigError", Message: "container has runAsNonRoot and image will run as root"},
+		},
+		"an image name that is no reference": {
+			pod:  corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{waiting("InvalidImageName", `couldn't parse image name "B"`)}}},
+			want: Refusal{Reason: "InvalidImageName", Message: `couldn't parse image name "B"`},
 		},
 		"a container still being created: nothing refuses it": {
-			pod: corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "work",
-				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}}},
+			pod: corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{waiting("ContainerCreating", "")}}},
 		},
 		"not tried by the scheduler yet: nothing refuses it": {},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
-			if got := refusalOf(&tc.pod); got != tc.want {
-				t.Errorf("refusalOf() = %q, want %q", got, tc.want)
+			if diff := cmp.Diff(tc.want, refusalOf(&tc.pod)); diff != "" {
+				t.Errorf("refusalOf() mismatch (-want +got):\n%s", diff)
 			}
 		})
 	}
+}
+
+// readsOf are the reads that found refusals.
+func readsOf(refusals map[string]Refusal) []RefusalRead {
+	var reads []RefusalRead
+	for node := range refusals {
+		reads = append(reads, RefusalRead{Node: node})
+	}
+	return reads
 }
 
 // The progress deadline counts from when the hub first saw the group's

@@ -222,7 +222,8 @@ func (g *GroupState) count(p NodePhase) {
 
 // withRecord lets a node's recorded result speak where the Job does not: a
 // final result wins over a Job that has not finished (the hub failed the
-// node, and deletes the Job), and a start once seen is not forgotten.
+// node, and deletes the Job), a start once seen is not forgotten, and a
+// pod that has not started shows what its member said refuses it.
 func withRecord(ns NodeState, r NodeResult, hasJob bool) NodeState {
 	if hasJob && r.Phase == NodeFailed && (failedByHub(r.Reason) || r.Reason == fleetv1.NodeReasonNodeUnhealthy) {
 		out := r.state(ns.Node) // the hub's verdict, even on a Job that finished before its deletion
@@ -242,6 +243,9 @@ func withRecord(ns NodeState, r NodeResult, hasJob bool) NodeState {
 	}
 	ns.Started = ns.Started || r.Started
 	ns.LostSince = unixTime(r.Lost)
+	if !ns.Started {
+		ns.Reason, ns.Message = r.Reason, r.Message
+	}
 	return ns
 }
 
@@ -310,15 +314,16 @@ func trueCondition(job *batchv1.Job, t batchv1.JobConditionType) *batchv1.JobCon
 }
 
 // failedByHub tells whether a node's failure is the hub's verdict on a Job
-// that may still exist (its pod never started, its group ran out of time,
-// its node was lost or deleted): the Job is deleted, until it is gone, and
-// the verdict stands even if the Job finishes first. A deleted node's Job
-// is deleted too: a node registered again under the same name would run
-// its pod after the run counted the node failed.
+// that may still exist (its pod never started or cannot, its group ran out
+// of time, its node was lost or deleted): the verdict is recorded, then the
+// Job is deleted, until it is gone (DeleteFailedJobs), and the verdict
+// stands even if the Job finishes first. A deleted node's Job is deleted
+// too: its kubelet may run on, or a node registered again under the same
+// name would run its pod, after the run counted the node failed.
 func failedByHub(reason string) bool {
 	switch reason {
-	case fleetv1.NodeReasonPodCreateFailed, fleetv1.NodeReasonNotStarted, fleetv1.NodeReasonGroupDeadlineExceeded,
-		fleetv1.NodeReasonNodeLost, fleetv1.NodeReasonNodeDeleted:
+	case fleetv1.NodeReasonPodCreateFailed, fleetv1.NodeReasonNotStarted, fleetv1.NodeReasonContainerConfigError, fleetv1.NodeReasonInvalidImage,
+		fleetv1.NodeReasonGroupDeadlineExceeded, fleetv1.NodeReasonNodeLost, fleetv1.NodeReasonNodeDeleted:
 		return true
 	}
 	return false

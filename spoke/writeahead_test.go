@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
@@ -319,4 +320,77 @@ func phasesOf(t *testing.T, live client.Client, run Run, nodes ...string) []Node
 		}
 	}
 	return out
+}
+
+// TestDeleteFailedJobsWritesAhead: the hub's verdict on a node is recorded
+// before its Job is deleted, so that the record, which `status --nodes`
+// reads, says what the MemberRun says: when the write fails no Job is
+// deleted (the verdict is decided again next time), and a Job is never
+// gone with its verdict unwritten (it would read JobDeleted, or, its node
+// back, run on and succeed after the hub counted it failed).
+func TestDeleteFailedJobsWritesAhead(t *testing.T) {
+	now := t1.Time
+	twoNodes := allOf("a", "b")
+	testCases := map[string]struct {
+		funcs      interceptor.Funcs
+		wantErr    bool
+		wantJobs   []string // the nodes whose Jobs are left
+		wantRecord map[string]NodeResult
+	}{
+		"the verdict is recorded, then the Job deleted": {
+			wantJobs: []string{"b"},
+			wantRecord: map[string]NodeResult{
+				"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonNodeDeleted, Message: "node was deleted while its Job ran", Start: t0.Unix(), Finish: now.Unix()},
+				"b": {Phase: NodeRunning, Start: t0.Unix(), Started: true},
+			},
+		},
+		"the record write is refused: the Job is kept": {
+			funcs:      failRecord(errRecordForbidden, false),
+			wantErr:    true,
+			wantJobs:   []string{"a", "b"},
+			wantRecord: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix(), Started: true}, "b": {Phase: NodeRunning, Start: t0.Unix(), Started: true}},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			run := testRun(makeClusterJob("disk-clean").Obj())
+			live := fake.NewClientBuilder().WithObjects(append(nodeObjects("b"), planObject(twoNodes),
+				makeJob("a").Started(t0).Pods(1, 1, 0).Ptr(), makeJob("b").Started(t0).Pods(1, 1, 0).Ptr())...).Build()
+			started := NodeResult{Phase: NodeRunning, Start: t0.Unix(), Started: true}
+			if err := WriteResults(ctx, live, live, run, Results{Nodes: map[string]NodeResult{"a": started, "b": started}}, nil); err != nil {
+				t.Fatal(err)
+			}
+			st, err := Observe(ctx, live, live, run) // node a is gone
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs, _ := st.TimeOutStarts(now, time.Hour, StartWatch{}, nil)
+			funcs := tc.funcs
+			funcs.Delete = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+				if rec, _, err := ReadResults(ctx, live, run); err != nil || !rec.Nodes["a"].final() {
+					t.Errorf("Job %s deleted while the record says %+v (error %v); want its verdict first", obj.GetName(), rec.Nodes["a"], err)
+				}
+				return c.Delete(ctx, obj, opts...)
+			}
+			err = DeleteFailedJobs(ctx, interceptor.NewClient(live, funcs), live, run, &st, jobs)
+			if (err != nil) != tc.wantErr {
+				t.Errorf("DeleteFailedJobs() error = %v, want error %v", err, tc.wantErr)
+			}
+			var left batchv1.JobList
+			if err := live.List(ctx, &left); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantJobs, jobNodes(left.Items)); diff != "" {
+				t.Errorf("Jobs left mismatch (-want +got):\n%s", diff)
+			}
+			rec, _, err := ReadResults(ctx, live, run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantRecord, rec.Nodes); diff != "" {
+				t.Errorf("stored record mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -17,6 +17,8 @@ limitations under the License.
 package v1alpha1
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -192,8 +194,9 @@ type Summary struct {
 	// +optional
 	ClusterProgress string `json:"clusterProgress,omitempty"`
 
-	// nodeProgress is "succeeded/total" nodes, for the printer column.
-	// +kubebuilder:validation:MaxLength=32
+	// nodeProgress is "succeeded/not skipped" nodes for the printer
+	// column, with the skipped ones counted apart: `2/2, 2 skipped`.
+	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	NodeProgress string `json:"nodeProgress,omitempty"`
 }
@@ -242,6 +245,34 @@ type NodeCounts struct {
 	// label with ignoreNull) or deleted before their Job started.
 	// +optional
 	Skipped int32 `json:"skipped"`
+}
+
+// NotSkipped counts the nodes that ran or are to run the Job: every
+// selected node but the skipped ones.
+func (n NodeCounts) NotSkipped() int32 { return n.Total - n.Skipped }
+
+// Progress is "succeeded/not skipped" nodes, and ", N skipped" after it
+// when some were: a skipped node is neither done nor left to do, so a clean
+// run that skipped two of four nodes reads `2/2, 2 skipped`, not `2/4`.
+func (n NodeCounts) Progress() string {
+	return fmt.Sprintf("%d/%d", n.Succeeded, n.NotSkipped()) + n.skippedSuffix()
+}
+
+// Outcome says what became of the nodes of a finished run or cluster:
+// `2 of 2 nodes succeeded, 2 skipped`, or, when every node was skipped,
+// `no node ran, 2 skipped`.
+func (n NodeCounts) Outcome() string {
+	if n.NotSkipped() == 0 {
+		return "no node ran" + n.skippedSuffix()
+	}
+	return fmt.Sprintf("%d of %d nodes succeeded", n.Succeeded, n.NotSkipped()) + n.skippedSuffix()
+}
+
+func (n NodeCounts) skippedSuffix() string {
+	if n.Skipped == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d skipped", n.Skipped)
 }
 
 // ClusterPhase is the state of the run in one member cluster.
@@ -409,7 +440,7 @@ type RetrySource struct {
 // +kubebuilder:resource:categories=fleetjob,shortName=fj
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Clusters",type=string,JSONPath=`.status.summary.clusterProgress`,description="finished/total clusters"
-// +kubebuilder:printcolumn:name="Nodes",type=string,JSONPath=`.status.summary.nodeProgress`,description="succeeded/total nodes"
+// +kubebuilder:printcolumn:name="Nodes",type=string,JSONPath=`.status.summary.nodeProgress`,description="succeeded/not skipped nodes, and the skipped ones"
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.summary.nodes.failed`
 // +kubebuilder:printcolumn:name="Retry-Of",type=string,JSONPath=`.spec.retryOf.name`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

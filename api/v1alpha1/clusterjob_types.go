@@ -273,14 +273,22 @@ type ClusterJobSpec struct {
 
 	// nodeStartTimeout is how long a node's pod may go without starting
 	// (Ready) or finishing, from when the hub first saw the pod (or, while
-	// its Job has no pod, the Job), by the hub's clock. At that bound a
-	// node whose pod is refused (unschedulable, with the scheduler's
-	// message; an image that cannot be pulled; a missing ConfigMap or
-	// Secret) counts as failed with reason `NotStarted`; any other waiting
+	// its Job has no pod, the Job), by the hub's clock. While it waits, the
+	// node's row shows what its member says refuses it, read from 10s (at
+	// most half this bound) after the hub saw it: the container's waiting
+	// reason (ErrImagePull, ImagePullBackOff, ...), the scheduler's
+	// Unschedulable, or the Job controller's FailedCreate (a quota, Pod
+	// Security), with its message. A refusal no wait cures fails the node
+	// at once: `ContainerConfigError` (CreateContainerConfigError, for
+	// example runAsNonRoot with an image that runs as root) or
+	// `InvalidImage` (InvalidImageName). At the bound a node refused
+	// otherwise counts as failed with the member's reason in its message:
+	// `NotStarted` for its pod (unschedulable, an image that cannot be
+	// pulled), `PodCreateFailed` for a Job given no pod; any other waiting
 	// node fails only once its member also made no progress for as long
 	// (created or started no pod of the run): `PodCreateFailed` when its
-	// Job has no pod (quota, admission), `NotStarted` when its pod never
-	// started. A member that works through a queue of pods fails no node.
+	// Job has no pod, `NotStarted` when its pod never started. A member
+	// that works through a queue of pods fails no node.
 	// The failed node's Job is deleted, so that a pod that cannot run never
 	// holds its group. Default 10m. The Job template's own
 	// activeDeadlineSeconds still applies to a pod that runs.

@@ -117,6 +117,30 @@ func (s *ClusterSetSpec) ServiceAccountAllowed(name string) bool {
 	return false
 }
 
+// ConditionMembersEnforcePodSecurity is a ClusterSet's condition: True
+// when `kubectl fleetjob register` labelled the work namespace of every
+// cluster of the set with the set's spec.podSecurity, False (reason
+// PodSecurityMismatch) when it labelled some with another level, its
+// message naming them, and Unknown (reason PodSecurityNotRecorded) when
+// some registrations do not record a level. The hub checks pod templates
+// against the set's level whatever the members enforce; running register
+// again for the clusters named brings their namespaces in line.
+const ConditionMembersEnforcePodSecurity = "MembersEnforcePodSecurity"
+
+// Reasons of ConditionMembersEnforcePodSecurity.
+const (
+	// ReasonPodSecurityEnforced: every cluster's work namespace enforces
+	// the set's level.
+	ReasonPodSecurityEnforced = "PodSecurityEnforced"
+	// ReasonPodSecurityMismatch: some clusters' work namespaces were
+	// labelled with another level, for example before the set's
+	// podSecurity changed.
+	ReasonPodSecurityMismatch = "PodSecurityMismatch"
+	// ReasonPodSecurityNotRecorded: some registrations do not record what
+	// their work namespace enforces.
+	ReasonPodSecurityNotRecorded = "PodSecurityNotRecorded"
+)
+
 // ClusterSetStatus is what the hub sees of a set.
 type ClusterSetStatus struct {
 	// clusters is how many registered clusters are in the set.
@@ -125,6 +149,15 @@ type ClusterSetStatus struct {
 	// observedGeneration is the spec generation this status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// conditions has MembersEnforcePodSecurity: whether the work
+	// namespaces of the set's clusters enforce its podSecurity, as
+	// `kubectl fleetjob register` last labelled them; its message names
+	// at most a few clusters that do not.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=4
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // ClusterSet is a named set of member clusters and their policy. A
@@ -137,6 +170,7 @@ type ClusterSetStatus struct {
 // +kubebuilder:printcolumn:name="Pod-Security",type=string,JSONPath=`.spec.podSecurity`
 // +kubebuilder:printcolumn:name="Service-Accounts",type=string,JSONPath=`.spec.allowedServiceAccounts`,priority=1
 // +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.clusters`
+// +kubebuilder:printcolumn:name="Members-Enforce",type=string,JSONPath=`.status.conditions[?(@.type=="MembersEnforcePodSecurity")].status`,description="whether the clusters' work namespaces enforce podSecurity"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ClusterSet struct {
 	metav1.TypeMeta `json:",inline"`

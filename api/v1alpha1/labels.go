@@ -88,6 +88,12 @@ const (
 	// DefaultWorkNamespace is the member namespace used when a registration
 	// does not name one.
 	DefaultWorkNamespace = "fleetjob-system"
+	// PodSecurityAnnotation, on a cluster registration Secret, holds the Pod
+	// Security level `kubectl fleetjob register` last labelled the member's
+	// work namespace with (pod-security.kubernetes.io/enforce). It is
+	// absent when register left the namespace's labels alone (Kubernetes'
+	// own namespaces) and on registrations written before it existed.
+	PodSecurityAnnotation = "fleetjob.io/pod-security"
 
 	// NodeNameEnv, ClusterNameEnv and GroupEnv are set in every container of
 	// every Job so that the work knows where it runs.

@@ -130,8 +130,9 @@ type MemberRunStatus struct {
 	// +optional
 	GroupProgress string `json:"groupProgress,omitempty"`
 
-	// nodeProgress is "succeeded/total" nodes, for the printer column.
-	// +kubebuilder:validation:MaxLength=32
+	// nodeProgress is "succeeded/not skipped" nodes for the printer
+	// column, with the skipped ones counted apart: `2/2, 2 skipped`.
+	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	NodeProgress string `json:"nodeProgress,omitempty"`
 
@@ -158,7 +159,7 @@ func (s *MemberRunStatus) Row() ClusterStatus {
 func (s *MemberRunStatus) SetRow(row ClusterStatus) {
 	s.ClusterStatus = row
 	s.GroupProgress = fmt.Sprintf("%d/%d", row.Groups.Completed, row.Groups.Total)
-	s.NodeProgress = fmt.Sprintf("%d/%d", row.Nodes.Succeeded, row.Nodes.Total)
+	s.NodeProgress = row.Nodes.Progress()
 }
 
 // MemberRun is one ClusterJob's run in one member cluster. The hub creates
@@ -171,7 +172,7 @@ func (s *MemberRunStatus) SetRow(row ClusterStatus) {
 // +kubebuilder:printcolumn:name="Cluster",type=string,JSONPath=`.spec.cluster`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Groups",type=string,JSONPath=`.status.groupProgress`,description="finished/total groups"
-// +kubebuilder:printcolumn:name="Nodes",type=string,JSONPath=`.status.nodeProgress`,description="succeeded/total nodes"
+// +kubebuilder:printcolumn:name="Nodes",type=string,JSONPath=`.status.nodeProgress`,description="succeeded/not skipped nodes, and the skipped ones"
 // +kubebuilder:printcolumn:name="Failed",type=integer,JSONPath=`.status.nodes.failed`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

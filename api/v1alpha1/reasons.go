@@ -186,6 +186,14 @@ const (
 	// NodeReasonNotStarted: the Job's pod exists but did not start within
 	// nodeStartTimeout (unschedulable, image pull, a node gone NotReady).
 	NodeReasonNotStarted = "NotStarted"
+	// NodeReasonContainerConfigError: the kubelet cannot create the pod's
+	// container from its configuration (CreateContainerConfigError: a
+	// runAsNonRoot image that runs as root, a missing ConfigMap or Secret
+	// key); no wait cures it, so the node fails at once.
+	NodeReasonContainerConfigError = "ContainerConfigError"
+	// NodeReasonInvalidImage: the pod names an image that is no valid
+	// reference (InvalidImageName); the node fails at once.
+	NodeReasonInvalidImage = "InvalidImage"
 	// NodeReasonNodeUnhealthy: the node's Job succeeded but the node was
 	// not Ready, untainted, for spec.gates.nodeHealth.readyFor within its
 	// timeout.

@@ -126,18 +126,23 @@ func run(serve serving, members clusters.Options, opts controller.Options) error
 	// No manager-level controller options here: multicluster controllers
 	// ignore them, and a ReconciliationTimeout would leak into the
 	// registration controller and cut members off.
-	mgr, err := mcmanager.New(cfg, provider, mcmanager.Options{
+	mgrOpts := mcmanager.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: serve.metricsAddr},
 		HealthProbeBindAddress: serve.probeAddr,
 		PprofBindAddress:       serve.pprofAddr,
-		LeaderElection:         serve.leaderElect,
-		LeaderElectionID:       "fleetjob-hub.fleetjob.io",
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			// The hub reads Secrets only where registrations live.
 			&corev1.Secret{}: {Namespaces: map[string]cache.Config{members.Namespace: {}}},
 		}},
-	})
+	}
+	if serve.leaderElect {
+		// The lease lives in the pod's namespace. It is released when
+		// mgr.Start returns, and the process exits right after: no
+		// reconcile runs once another replica may lead.
+		controller.ElectLeader(&mgrOpts, "")
+	}
+	mgr, err := mcmanager.New(cfg, provider, mgrOpts)
 	if err != nil {
 		return err
 	}

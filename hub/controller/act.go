@@ -20,12 +20,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/fleet"
 	"github.com/fleetjob/fleetjob/hub/member"
 	"github.com/fleetjob/fleetjob/pkg/naming"
 	"github.com/fleetjob/fleetjob/pkg/plan"
@@ -36,6 +40,43 @@ import (
 // note is an event to send once the status that explains it is written.
 type note struct {
 	eventType, reason, message string
+}
+
+// maxHeldNotes bounds the notes held for one MemberRun: a member that keeps
+// failing while its status writes keep losing adds one note a retry.
+const maxHeldNotes = 16
+
+// heldNotes are the notes of MemberRun reconciles whose status write
+// failed. What they tell of happened (a plan frozen, Jobs created), and the
+// reconcile that follows does not do it again: it sends them once its own
+// write showed the state they explain. Without them, a lost race dropped a
+// cluster's GroupStarted for good.
+type heldNotes struct {
+	mu sync.Mutex
+	m  map[types.NamespacedName][]note
+}
+
+// hold keeps notes for the MemberRun key's next written status.
+func (h *heldNotes) hold(key types.NamespacedName, notes []note) {
+	if len(notes) == 0 {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.m == nil {
+		h.m = map[types.NamespacedName][]note{}
+	}
+	held := append(h.m[key], notes...)
+	h.m[key] = held[max(0, len(held)-maxHeldNotes):]
+}
+
+// take returns and forgets the notes held for key.
+func (h *heldNotes) take(key types.NamespacedName) []note {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	notes := h.m[key]
+	delete(h.m, key)
+	return notes
 }
 
 // act deletes the Jobs whose pods never started, freezes the plan or starts
@@ -137,7 +178,7 @@ func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob,
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	if err := spoke.DeleteJobs(ctx, cl.GetClient(), run, c.StartTimedOut); err != nil {
+	if err := spoke.DeleteFailedJobs(ctx, cl.GetClient(), cl.GetAPIReader(), run, &c.State, c.StartTimedOut, spoke.WithRecords(&r.records)); err != nil {
 		return err
 	}
 	if c.NotStarted > 0 {
@@ -238,23 +279,43 @@ func nodeStartTimeout(cj *fleetv1.ClusterJob) time.Duration {
 // was written: an event never tells of a state the API does not show.
 func (r *Reconciler) emit(cj *fleetv1.ClusterJob, notes []note, prevPhase fleetv1.Phase) {
 	if !prevPhase.IsFinished() && cj.Status.Phase.IsFinished() {
-		kind := corev1.EventTypeNormal
+		kind, cond := corev1.EventTypeNormal, fleetv1.ConditionComplete
 		if cj.Status.Phase == fleetv1.PhaseFailed {
-			kind = corev1.EventTypeWarning
+			kind, cond = corev1.EventTypeWarning, fleetv1.ConditionFailed
 		}
-		notes = append(notes, note{kind, string(cj.Status.Phase), fmt.Sprintf("run %s: %s clusters finished, %s nodes succeeded, %d failed",
-			cj.Status.Phase, cj.Status.Summary.ClusterProgress, cj.Status.Summary.NodeProgress, cj.Status.Summary.Nodes.Failed)})
+		// The condition's message: counts, and why the run failed.
+		msg := fleet.ProgressMessage(cj.Status.Summary)
+		if c := meta.FindStatusCondition(cj.Status.Conditions, cond); c != nil && c.Message != "" {
+			msg = c.Message
+		}
+		notes = append(notes, note{kind, string(cj.Status.Phase), "run " + string(cj.Status.Phase) + ": " + msg})
 	}
-	r.emitNotes(cj, notes)
+	r.emitNotes(cj, "", notes)
 }
 
 // emitNotes sends the notes as events on the ClusterJob, where a person
-// running it looks: `kubectl describe clusterjob`.
-func (r *Reconciler) emitNotes(cj *fleetv1.ClusterJob, notes []note) {
+// running it looks: `kubectl describe clusterjob`. cluster is the member
+// the notes are about, "" for the whole run.
+func (r *Reconciler) emitNotes(cj *fleetv1.ClusterJob, cluster string, notes []note) {
 	if r.Recorder == nil {
 		return
 	}
+	action := eventAction("Reconcile", cluster)
 	for _, n := range notes {
-		r.Recorder.Eventf(cj, nil, n.eventType, n.reason, "Reconcile", "%s", text.Truncate(n.message, text.MaxEventNote))
+		r.Recorder.Eventf(cj, nil, n.eventType, n.reason, action, "%s", text.Truncate(n.message, text.MaxEventNote))
 	}
+}
+
+// eventAction is the action of the events about cluster, "" for the whole
+// run: verb, then the cluster. The recorder folds events of one object
+// with the same reason and action into a series that keeps the first one's
+// note: with one action for every cluster, two clusters starting at once
+// showed as one cluster's event counted twice. The cluster's name is
+// bounded as a label value is (at most 63 characters, a hash past that),
+// so the action stays far within the 128 the API server accepts.
+func eventAction(verb, cluster string) string {
+	if cluster == "" {
+		return verb
+	}
+	return verb + " cluster " + naming.LabelValue(cluster)
 }

@@ -139,6 +139,8 @@ type Reconciler struct {
 	// starts is what the hub saw of each run's starts per member, by its
 	// own clock.
 	starts startWatches
+	// held are the notes of MemberRun reconciles whose status write failed.
+	held heldNotes
 }
 
 // reconcileClusterJob fetches the ClusterJob and its MemberRuns, creates

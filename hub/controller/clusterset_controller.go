@@ -19,8 +19,14 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -29,8 +35,9 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
 
-// ClusterSetReconciler keeps each ClusterSet's status.clusters: how many
-// registered clusters are in the set.
+// ClusterSetReconciler keeps each ClusterSet's status: how many registered
+// clusters are in the set, and whether their work namespaces enforce the
+// set's Pod Security level.
 type ClusterSetReconciler struct {
 	// Hub reads from the hub manager's cache.
 	Hub client.Client
@@ -48,7 +55,9 @@ func (r *ClusterSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// Reconcile counts the set's clusters and writes the count when it changed.
+// Reconcile counts the set's clusters, compares the level each one's
+// registration records with the set's, and writes the status when it
+// changed.
 func (r *ClusterSetReconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	cs := &fleetv1.ClusterSet{}
 	if err := r.Hub.Get(ctx, req.NamespacedName, cs); err != nil {
@@ -59,20 +68,86 @@ func (r *ClusterSetReconciler) Reconcile(ctx context.Context, req reconcile.Requ
 		client.MatchingLabels{fleetv1.RegistrationLabel: "true"}); err != nil {
 		return reconcile.Result{}, fmt.Errorf("listing registrations: %w", err)
 	}
-	var n int32
+	recorded := map[string]string{}
 	for _, s := range secrets.Items {
 		if s.DeletionTimestamp.IsZero() && fleetv1.SetOf(s.Labels) == cs.Name {
-			n++
+			recorded[s.Name] = s.Annotations[fleetv1.PodSecurityAnnotation]
 		}
 	}
-	if cs.Status.Clusters == n && cs.Status.ObservedGeneration == cs.Generation {
+	status := *cs.Status.DeepCopy()
+	status.Clusters, status.ObservedGeneration = int32(len(recorded)), cs.Generation
+	cond := podSecurityCondition(levelOf(cs), recorded)
+	cond.ObservedGeneration, cond.LastTransitionTime = cs.Generation, metav1.Now()
+	meta.SetStatusCondition(&status.Conditions, cond)
+	if apiequality.Semantic.DeepEqual(cs.Status, status) {
 		return reconcile.Result{}, nil
 	}
 	patch := client.MergeFromWithOptions(cs.DeepCopy(), client.MergeFromWithOptimisticLock{})
-	cs.Status.Clusters, cs.Status.ObservedGeneration = n, cs.Generation
+	cs.Status = status
 	ctx, cancel := context.WithTimeout(ctx, hubWriteTimeout)
 	defer cancel()
 	return reconcile.Result{}, client.IgnoreNotFound(r.Hub.Status().Patch(ctx, cs, patch))
+}
+
+// levelOf is the set's podSecurity, defaulted as the API server defaults it.
+func levelOf(cs *fleetv1.ClusterSet) fleetv1.PodSecurityLevel {
+	if cs.Spec.PodSecurity == "" {
+		return fleetv1.DefaultPodSecurityLevel
+	}
+	return cs.Spec.PodSecurity
+}
+
+// maxClustersNamed bounds the clusters a condition message names.
+const maxClustersNamed = 5
+
+// podSecurityCondition is the set's MembersEnforcePodSecurity condition,
+// from the level each cluster's registration records ("" for none), by
+// cluster. Changing a set's podSecurity changes what the hub checks
+// templates against at once, but not the label `kubectl fleetjob register`
+// put on the members' work namespaces: the hub may not relabel a member's
+// namespace (its identity there is least-privilege, and lowering a level
+// is not its call), so it says which clusters to register again.
+func podSecurityCondition(level fleetv1.PodSecurityLevel, recorded map[string]string) metav1.Condition {
+	var other, unknown []string
+	for _, name := range slices.Sorted(maps.Keys(recorded)) {
+		switch recorded[name] {
+		case string(level):
+		case "":
+			unknown = append(unknown, name)
+		default:
+			other = append(other, fmt.Sprintf("%s (%s)", name, recorded[name]))
+		}
+	}
+	rerun := "; run `kubectl fleetjob register` again for them so that the members enforce it too"
+	notRecorded := "registrations that do not record what their work namespace enforces (written by an older kubectl fleetjob, or a Kubernetes namespace register leaves alone): " +
+		namedFew(unknown)
+	cond := metav1.Condition{Type: fleetv1.ConditionMembersEnforcePodSecurity}
+	switch {
+	case len(other) > 0:
+		cond.Status, cond.Reason = metav1.ConditionFalse, fleetv1.ReasonPodSecurityMismatch
+		cond.Message = fmt.Sprintf("work namespaces labelled with another Pod Security level than the set's %s: %s; the hub holds templates to %s all the same",
+			level, namedFew(other), level)
+		if len(unknown) > 0 {
+			cond.Message += "; " + notRecorded
+		}
+		cond.Message += rerun
+	case len(unknown) > 0:
+		cond.Status, cond.Reason = metav1.ConditionUnknown, fleetv1.ReasonPodSecurityNotRecorded
+		cond.Message = notRecorded + rerun
+	default:
+		cond.Status, cond.Reason = metav1.ConditionTrue, fleetv1.ReasonPodSecurityEnforced
+		cond.Message = fmt.Sprintf("every cluster's work namespace enforces %s (%d clusters)", level, len(recorded))
+	}
+	return cond
+}
+
+// namedFew joins the first few names and counts the rest.
+func namedFew(names []string) string {
+	out := strings.Join(names[:min(len(names), maxClustersNamed)], ", ")
+	if len(names) > maxClustersNamed {
+		out += fmt.Sprintf(" and %d more", len(names)-maxClustersNamed)
+	}
+	return out
 }
 
 // allSets maps a registration change to every ClusterSet: a relabelled

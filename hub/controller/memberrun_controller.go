@@ -46,6 +46,9 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	r.pace.reconciling(req.NamespacedName)
 	mr := &fleetv1.MemberRun{}
 	if err := r.Hub.Get(ctx, req.NamespacedName, mr); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.held.take(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("memberrun", req.NamespacedName, "cluster", mr.Spec.Cluster))
@@ -62,6 +65,7 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 		return r.refuseRun(ctx, mr, why)
 	}
 	if mr.Status.Phase.IsFinished() || cj.Status.Phase.IsFinished() || !cj.DeletionTimestamp.IsZero() {
+		r.emitNotes(cj, mr.Spec.Cluster, r.held.take(req.NamespacedName))
 		return ctrl.Result{}, nil // a finished run is a record; a deleted one is cleaned up
 	}
 	if why != "" {
@@ -79,7 +83,9 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	requeue := member.RequeueAfter(in)
 	row := member.Status(in, decision)
 	exceeded := row.Reason == fleetv1.ReasonFailureBudgetExceeded && mr.Status.Reason != fleetv1.ReasonFailureBudgetExceeded
+	notes = append(r.held.take(req.NamespacedName), notes...)
 	if err := r.writeRunStatus(ctx, mr, row); err != nil {
+		r.held.hold(req.NamespacedName, notes)
 		if apierrors.IsConflict(err) {
 			log.FromContext(ctx).V(1).Info("Writing status lost a race; retrying")
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
@@ -88,6 +94,8 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	}
 	if row.Phase.IsFinished() {
 		r.starts.forget(watchKey(mr.Spec.ClusterJobUID, mr.Spec.Cluster)) // never reconciled again but to be deleted
+		// Once: the write that finished the row won its optimistic lock.
+		observeLastGroup(in.Cluster.State)
 	}
 	if exceeded {
 		budgetsExceeded.WithLabelValues(fleet.ScopeCluster, onExceeded(cj)).Inc()
@@ -97,7 +105,7 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 			"cluster %s ended with %d Jobs of nodes the hub failed still there, past the deletion deadline: %s; delete them by hand so that no late pod runs the node",
 			mr.Spec.Cluster, len(left), strings.Join(left[:min(len(left), 5)], ", "))})
 	}
-	r.emitNotes(cj, notes)
+	r.emitNotes(cj, mr.Spec.Cluster, notes)
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 

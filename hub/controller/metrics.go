@@ -94,8 +94,19 @@ func (c *firstCreate) Create(ctx context.Context, obj client.Object, opts ...cli
 }
 
 // observeGroupDuration records how long group g took, from its nodes' Job
-// start and completion times; it is called when the next group starts.
+// start and completion times; it is called when the next group starts, and
+// for the last group that started when the cluster finishes
+// (observeLastGroup). Job times have one-second resolution: a group done
+// within a second is observed as 0, not left out.
 func observeGroupDuration(st spoke.State, g int) {
+	if d, ok := groupDurationOf(st, g); ok {
+		groupDuration.Observe(d.Seconds())
+	}
+}
+
+// groupDurationOf is the time from the first start to the last completion
+// among group g's nodes; false when none of them has both.
+func groupDurationOf(st spoke.State, g int) (time.Duration, bool) {
 	var first, last time.Time
 	for _, n := range st.Nodes {
 		if n.Group != g || n.StartTime == nil || n.CompletionTime == nil {
@@ -108,8 +119,21 @@ func observeGroupDuration(st spoke.State, g int) {
 			last = n.CompletionTime.Time
 		}
 	}
-	if !first.IsZero() && last.After(first) {
-		groupDuration.Observe(last.Sub(first).Seconds())
+	if first.IsZero() {
+		return 0, false
+	}
+	return max(0, last.Sub(first)), true
+}
+
+// observeLastGroup records the duration of the last group that started in
+// a cluster whose run just finished: no later group start records it, and
+// an `all` run has no other.
+func observeLastGroup(st spoke.State) {
+	for g := len(st.Groups) - 1; g >= 0; g-- {
+		if st.Groups[g].Started() {
+			observeGroupDuration(st, g)
+			return
+		}
 	}
 }
 

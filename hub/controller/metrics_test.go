@@ -24,11 +24,16 @@ import (
 	"strings"
 	"testing"
 
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/spoke"
 )
 
 // runCollector reports MemberRuns as the hub's Collector does.
@@ -130,4 +135,71 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 			}
 		}
 	}
+}
+
+// ranNode is a node of group g whose Job started at start and finished at
+// end, in seconds past a fixed time; a negative end has not finished.
+func ranNode(g int, start, end int) spoke.NodeState {
+	base := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	n := spoke.NodeState{Node: "n", Group: g, StartTime: &metav1.Time{Time: base.Add(time.Duration(start) * time.Second)}}
+	if end >= 0 {
+		n.CompletionTime = &metav1.Time{Time: base.Add(time.Duration(end) * time.Second)}
+	}
+	return n
+}
+
+// TestObserveLastGroup: a finished cluster's last group that started is
+// observed once, whatever came before it; `all` has only that one, and a
+// group done within the one-second resolution of Job times counts as 0.
+func TestObserveLastGroup(t *testing.T) {
+	testCases := map[string]struct {
+		st          spoke.State
+		wantSamples uint64
+		wantSum     float64
+	}{
+		"all: its one group": {
+			st: spoke.State{Planned: true, Groups: []spoke.GroupState{{Nodes: 2, Succeeded: 2}},
+				Nodes: []spoke.NodeState{ranNode(0, 0, 30), ranNode(0, 5, 42)}},
+			wantSamples: 1, wantSum: 42,
+		},
+		"batches: the last group only, the others observed as the next started": {
+			st: spoke.State{Planned: true, Groups: []spoke.GroupState{{Nodes: 1, Succeeded: 1}, {Nodes: 1, Succeeded: 1}},
+				Nodes: []spoke.NodeState{ranNode(0, 0, 100), ranNode(1, 110, 117)}},
+			wantSamples: 1, wantSum: 7,
+		},
+		"stopped after a failure: the last group that started, not the last planned": {
+			st: spoke.State{Planned: true, Groups: []spoke.GroupState{{Nodes: 1, Failed: 1}, {Nodes: 1, Pending: 1}},
+				Nodes: []spoke.NodeState{ranNode(0, 0, 3), {Node: "m", Group: 1, Phase: spoke.NodePending}}},
+			wantSamples: 1, wantSum: 3,
+		},
+		"done within a second": {
+			st: spoke.State{Planned: true, Groups: []spoke.GroupState{{Nodes: 1, Succeeded: 1}},
+				Nodes: []spoke.NodeState{ranNode(0, 9, 9)}},
+			wantSamples: 1, wantSum: 0,
+		},
+		"nothing ran: every node skipped": {
+			st: spoke.State{Planned: true, Groups: []spoke.GroupState{{Nodes: 2, Skipped: 2}}},
+		},
+		"never planned": {},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			before := histogram(t, groupDuration)
+			observeLastGroup(tc.st)
+			after := histogram(t, groupDuration)
+			got := []float64{float64(after.GetSampleCount() - before.GetSampleCount()), after.GetSampleSum() - before.GetSampleSum()}
+			if diff := cmp.Diff([]float64{float64(tc.wantSamples), tc.wantSum}, got); diff != "" {
+				t.Errorf("observations (count, sum) (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func histogram(t *testing.T, h prometheus.Histogram) *dto.Histogram {
+	t.Helper()
+	m := &dto.Metric{}
+	if err := h.Write(m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram()
 }

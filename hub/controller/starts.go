@@ -77,18 +77,24 @@ func (r *Reconciler) watchStarts(cj *fleetv1.ClusterJob, run spoke.Run, st *spok
 	return w
 }
 
-// timeOutStarts fails the nodes whose pod did not start within
-// spec.nodeStartTimeout of when the hub first saw it, refused or in a
-// member that makes no progress (see spoke.State.TimeOutStarts), and
-// returns the Jobs to delete, how many failed now, how many of them for the
-// member's lack of progress, and when to look again.
-// A pod that cannot be read leaves its node to the progress rule.
+// timeOutStarts reads what keeps the waiting pods from starting (the reads
+// due, noted in the run's watch so that each is rate-bounded), shows it on
+// their nodes, fails the nodes refused for good at once and those whose pod
+// did not start within spec.nodeStartTimeout of when the hub first saw it,
+// refused or in a member that makes no progress (see
+// spoke.State.TimeOutStarts), and returns the Jobs to delete, how many
+// failed now, how many of them for the member's lack of progress, and when
+// to look again. A pod that cannot be read leaves its node to what was
+// read before, or the progress rule.
 func (r *Reconciler) timeOutStarts(ctx context.Context, live client.Reader, cj *fleetv1.ClusterJob, run spoke.Run, st *spoke.State, w spoke.StartWatch) (jobs []string, failed, stalled int, next time.Time) {
 	now, timeout := r.Clock.Now(), nodeStartTimeout(cj)
-	refusals, err := spoke.ReadRefusals(ctx, live, run, st.RefusalReads(now, timeout, w, spoke.MaxRefusalReads))
+	reads := st.RefusalReads(now, timeout, w, spoke.MaxRefusalReads)
+	refusals, err := spoke.ReadRefusals(ctx, live, run, reads)
 	if err != nil {
-		log.FromContext(ctx).V(1).Info("Reading the pods of nodes not started", "cluster", run.Cluster, "error", err.Error())
+		log.FromContext(ctx).V(1).Info("Reading what keeps pods from starting", "cluster", run.Cluster, "error", err.Error())
 	}
+	w = w.Noted(reads, now)
+	r.starts.put(watchKey(string(cj.UID), run.Cluster), w)
 	stalled = st.Stalled(now, timeout, w, refusals)
 	jobs, failed = st.TimeOutStarts(now, timeout, w, refusals)
 	next, _ = st.StartDeadline(now, timeout, w)

@@ -156,8 +156,67 @@ func summarize(runs []Run, missing int) fleetv1.Summary {
 		s.Nodes.Skipped += r.Nodes.Skipped
 	}
 	s.ClusterProgress = fmt.Sprintf("%d/%d", s.Clusters.Completed+s.Clusters.Failed, s.Clusters.Total)
-	s.NodeProgress = fmt.Sprintf("%d/%d", s.Nodes.Succeeded, s.Nodes.Total)
+	s.NodeProgress = s.Nodes.Progress()
 	return s
+}
+
+// ProgressMessage is the run's progress for a person: clusters finished,
+// then nodes succeeded and failed, skipped ones counted apart, or that no
+// node ran when every node was skipped.
+func ProgressMessage(s fleetv1.Summary) string {
+	n := s.Nodes
+	nodes := "no node ran"
+	if n.NotSkipped() > 0 || n.Skipped == 0 {
+		nodes = fmt.Sprintf("%d/%d nodes succeeded, %d failed", n.Succeeded, n.NotSkipped(), n.Failed)
+	}
+	if n.Skipped > 0 {
+		nodes += fmt.Sprintf(", %d skipped", n.Skipped)
+	}
+	return s.ClusterProgress + " clusters finished, " + nodes
+}
+
+// maxFailuresNamed is how many failed clusters a run's Failed condition
+// names, and maxFailureNote how much of each one's message it quotes: the
+// rest are in their MemberRuns.
+const (
+	maxFailuresNamed = 3
+	maxFailureNote   = 200
+)
+
+// failuresMessage names the failed clusters of a run and why each failed,
+// those whose own failure ended them first and the ones a stop ended
+// after: a run whose template a set refused reads PodSecurityViolation,
+// not only counts.
+func failuresMessage(runs []Run) string {
+	var failed []Run
+	for _, r := range runs {
+		if r.Row.Phase == fleetv1.ClusterFailed {
+			failed = append(failed, r)
+		}
+	}
+	if len(failed) == 0 {
+		return ""
+	}
+	stopped := func(r Run) int {
+		if r.Row.Reason == fleetv1.ReasonStopped {
+			return 1
+		}
+		return 0
+	}
+	slices.SortStableFunc(failed, func(a, b Run) int { return cmp.Or(stopped(a)-stopped(b), strings.Compare(a.Cluster, b.Cluster)) })
+	named := make([]string, 0, maxFailuresNamed)
+	for _, r := range failed[:min(len(failed), maxFailuresNamed)] {
+		why := r.Row.Reason
+		if r.Row.Message != "" {
+			why += ": " + text.Truncate(r.Row.Message, maxFailureNote)
+		}
+		named = append(named, fmt.Sprintf("%s (%s)", r.Cluster, why))
+	}
+	more := ""
+	if len(failed) > len(named) {
+		more = fmt.Sprintf(" and %d more", len(failed)-len(named))
+	}
+	return "; failed: " + strings.Join(named, ", ") + more
 }
 
 // phase is the run's phase: done when every cluster is done (or stopped
@@ -214,8 +273,7 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: t, Status: s, Reason: reason, Message: text.Truncate(msg, 1024),
 			ObservedGeneration: st.ObservedGeneration, LastTransitionTime: metav1.NewTime(in.Now)})
 	}
-	sum := st.Summary
-	progress := fmt.Sprintf("%s clusters finished, %s nodes succeeded, %d failed", sum.ClusterProgress, sum.NodeProgress, sum.Nodes.Failed)
+	progress := ProgressMessage(st.Summary)
 	switch {
 	case in.Refused != "":
 		progress = in.Refused
@@ -240,6 +298,7 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 		set(fleetv1.ConditionFailed, metav1.ConditionFalse, fleetv1.ReasonCompleted, progress)
 	case fleetv1.PhaseFailed:
 		reason := failedReason(st, in, d)
+		progress += failuresMessage(in.Runs)
 		set(fleetv1.ConditionProgressing, metav1.ConditionFalse, fleetv1.ReasonFailed, progress)
 		set(fleetv1.ConditionComplete, metav1.ConditionFalse, fleetv1.ReasonFailed, progress)
 		set(fleetv1.ConditionFailed, metav1.ConditionTrue, reason, progress)

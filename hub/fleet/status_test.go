@@ -17,6 +17,7 @@ limitations under the License.
 package fleet
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -29,6 +30,7 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/member"
+	"github.com/fleetjob/fleetjob/spoke"
 	"github.com/fleetjob/fleetjob/test/util/wrappers"
 )
 
@@ -254,7 +256,7 @@ func TestStatus(t *testing.T) {
 			wantPhase:      fleetv1.PhaseFailed,
 			wantConditions: wantConditions(false, "", fleetv1.ReasonNodeFailed, false),
 			wantMessages: map[string]string{
-				fleetv1.ConditionFailed: "2/2 clusters finished, 8/9 nodes succeeded, 1 failed",
+				fleetv1.ConditionFailed: "2/2 clusters finished, 8/9 nodes succeeded, 1 failed; failed: a (NodeFailed: 1 of 6 nodes failed: a-n01)",
 			},
 			wantSummary: &fleetv1.Summary{
 				Clusters:        fleetv1.ClusterCounts{Total: 2, Completed: 1, Failed: 1},
@@ -568,8 +570,9 @@ func TestStatus(t *testing.T) {
 			wantSummary: &fleetv1.Summary{
 				Clusters:        fleetv1.ClusterCounts{Total: 1, Running: 1},
 				Nodes:           fleetv1.NodeCounts{Total: 6, Pending: 1, Succeeded: 3, Skipped: 2},
-				ClusterProgress: "0/1", NodeProgress: "3/6",
+				ClusterProgress: "0/1", NodeProgress: "3/4, 2 skipped",
 			},
+			wantMessages: map[string]string{fleetv1.ConditionProgressing: "0/1 clusters finished, 3/4 nodes succeeded, 0 failed, 2 skipped"},
 			wantRows: []fleetv1.ClusterStatus{{
 				Name: "a", Phase: fleetv1.ClusterRunning, Reachable: true, Reason: fleetv1.ReasonRunning,
 				Groups: fleetv1.GroupCounts{Total: 2, Completed: 1}, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "batch-1",
@@ -588,12 +591,49 @@ func TestStatus(t *testing.T) {
 			wantPhase:      fleetv1.PhaseCompleted,
 			wantConditions: wantConditions(false, completedConditions, "", false),
 			wantRows: []fleetv1.ClusterStatus{{
-				Name: "a", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: fleetv1.ReasonCompleted, Message: "3 of 6 nodes succeeded",
+				Name: "a", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: fleetv1.ReasonCompleted, Message: "3 of 3 nodes succeeded, 3 skipped",
 				Groups: fleetv1.GroupCounts{Total: 2, Completed: 2}, CurrentGroup: ptr.To[int32](1), CurrentGroupName: "batch-2",
 				Nodes:     fleetv1.NodeCounts{Total: 6, Succeeded: 3, Skipped: 3},
 				StartTime: mt(ago(10 * time.Minute)), CompletionTime: mt(now),
 			}},
 			wantStartTime:      mt(ago(10 * time.Minute)),
+			wantCompletionTime: mt(now),
+		},
+		"every node skipped: the cluster and the run say that no node ran": {
+			cj: base,
+			clusters: []member.Cluster{
+				wrappers.MakeRun(base, "a", 0, "a-x1", "a-x2").Cluster().Previous(started(time.Minute)).Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(time.Minute))},
+			wantPhase:      fleetv1.PhaseCompleted,
+			wantConditions: wantConditions(false, completedConditions, "", false),
+			wantMessages:   map[string]string{fleetv1.ConditionComplete: "1/1 clusters finished, no node ran, 2 skipped"},
+			wantSummary: &fleetv1.Summary{
+				Clusters:        fleetv1.ClusterCounts{Total: 1, Completed: 1},
+				Nodes:           fleetv1.NodeCounts{Total: 2, Skipped: 2},
+				ClusterProgress: "1/1", NodeProgress: "0/0, 2 skipped",
+			},
+			wantRows: []fleetv1.ClusterStatus{{
+				Name: "a", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: fleetv1.ReasonCompleted, Message: "no node ran, 2 skipped",
+				Nodes:     fleetv1.NodeCounts{Total: 2, Skipped: 2},
+				StartTime: mt(ago(time.Minute)), CompletionTime: mt(now),
+			}},
+			wantStartTime:      mt(ago(time.Minute)),
+			wantCompletionTime: mt(now),
+		},
+		"a cluster whose set refused the template: the Failed condition names the cluster and why": {
+			cj: base,
+			clusters: []member.Cluster{
+				wrappers.MakeCluster("a").Err(&spoke.PermanentError{Reason: fleetv1.ReasonPodSecurityViolation,
+					Err: errors.New(`spec.jobTemplate.spec.template does not meet Pod Security level "restricted" of cluster set locked`)}).Obj(),
+				done("b", 3).Cluster().Previous(started(20 * time.Minute)).Obj(),
+			},
+			prev:           fleetv1.ClusterJobStatus{Phase: fleetv1.PhaseRunning, StartTime: mt(ago(20 * time.Minute))},
+			wantPhase:      fleetv1.PhaseFailed,
+			wantConditions: wantConditions(false, "", fleetv1.ReasonPodSecurityViolation, false),
+			wantMessages: map[string]string{fleetv1.ConditionFailed: "2/2 clusters finished, 3/3 nodes succeeded, 0 failed; " +
+				`failed: a (PodSecurityViolation: spec.jobTemplate.spec.template does not meet Pod Security level "restricted" of cluster set locked)`},
+			wantStartTime:      mt(ago(20 * time.Minute)),
 			wantCompletionTime: mt(now),
 		},
 
@@ -899,6 +939,47 @@ func TestStatusCurrentGroup(t *testing.T) {
 			if got.CurrentGroup == nil || *got.CurrentGroup != tc.wantCurrentGroup || got.CurrentGroupName != tc.wantCurrentGroupName {
 				t.Errorf("currentGroup = %v %q, want %d %q", ptr.Deref(got.CurrentGroup, -1), got.CurrentGroupName,
 					tc.wantCurrentGroup, tc.wantCurrentGroupName)
+			}
+		})
+	}
+}
+
+// TestFailuresMessage: a failed run's message names a few failed clusters
+// and why, the causes before the clusters a stop ended, each quote bounded.
+func TestFailuresMessage(t *testing.T) {
+	failed := func(cluster, reason, msg string) Run {
+		return Run{Cluster: cluster, Row: fleetv1.ClusterStatus{Phase: fleetv1.ClusterFailed, Reason: reason, Message: msg}}
+	}
+	completed := Run{Cluster: "ok", Row: fleetv1.ClusterStatus{Phase: fleetv1.ClusterCompleted, Reason: fleetv1.ReasonCompleted}}
+	testCases := map[string]struct {
+		runs []Run
+		want string
+	}{
+		"none failed": {runs: []Run{completed}, want: ""},
+		"a reason without a message": {
+			runs: []Run{completed, failed("a", fleetv1.ReasonUnreachableTimeout, "")},
+			want: "; failed: a (UnreachableTimeout)",
+		},
+		"the cause before the clusters its stop ended": {
+			runs: []Run{
+				failed("a", fleetv1.ReasonStopped, "failureStrategy exit stopped the run: a node failed in cluster b"),
+				failed("b", fleetv1.ReasonNodeFailed, "1 of 4 nodes failed: b-n1"),
+			},
+			want: "; failed: b (NodeFailed: 1 of 4 nodes failed: b-n1), a (Stopped: failureStrategy exit stopped the run: a node failed in cluster b)",
+		},
+		"three named, the rest counted, long messages cut": {
+			runs: []Run{
+				failed("a", fleetv1.ReasonPodSecurityViolation, strings.Repeat("x", 300)),
+				failed("b", fleetv1.ReasonNodeFailed, "m"), failed("c", fleetv1.ReasonNodeFailed, "m"),
+				failed("d", fleetv1.ReasonNodeFailed, "m"), failed("e", fleetv1.ReasonNodeFailed, "m"),
+			},
+			want: "; failed: a (PodSecurityViolation: " + strings.Repeat("x", 197) + "...), b (NodeFailed: m), c (NodeFailed: m) and 2 more",
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, failuresMessage(tc.runs)); diff != "" {
+				t.Errorf("failuresMessage (-want +got):\n%s", diff)
 			}
 		})
 	}

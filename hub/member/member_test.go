@@ -558,3 +558,41 @@ func TestMemberStalled(t *testing.T) {
 		},
 	})
 }
+
+// TestRefusedNodesInTheRow: while pods wait to start, the cluster's row
+// names the first whose member says what refuses it, with its reason, so
+// that the refusal shows long before nodeStartTimeout ends the wait.
+func TestRefusedNodesInTheRow(t *testing.T) {
+	cj := clusterJob(false)
+	group := wrappers.MakeRun(cj, "a", 6).Group(0)
+	const psa = `pods "x" is forbidden: violates PodSecurity "restricted:latest": runAsNonRoot != true`
+	waiting := func(refused ...string) member.Cluster {
+		r := wrappers.MakeRun(cj, "a", 6)
+		c := r.Start(group...).Cluster().Previous(started()).Obj()
+		w := c.State.Watch(spoke.StartWatch{}, wrappers.Ago(time.Minute))
+		w = c.State.Watch(w, wrappers.Now)
+		refusals := map[string]spoke.Refusal{}
+		for _, n := range refused {
+			refusals[n] = spoke.Refusal{Reason: "FailedCreate", Message: psa}
+		}
+		c.StartTimedOut, c.NotStarted = c.State.TimeOutStarts(wrappers.Now, fleetv1.DefaultNodeStartTimeout, w, refusals)
+		return c
+	}
+	runMemberCases(t, map[string]memberCase{
+		"no pod refused: nothing to say": {
+			cj: cj, cluster: waiting(), admitted: true,
+			want:    member.Decision{Start: member.NoGroup},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, ""},
+		},
+		"one node's pod refused: the row names it and its member's reason": {
+			cj: cj, cluster: waiting(group[1]), admitted: true,
+			want:    member.Decision{Start: member.NoGroup},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, "node " + group[1] + "'s pod waits: FailedCreate: " + psa},
+		},
+		"several: how many, and the first": {
+			cj: cj, cluster: waiting(group[2], group[1]), admitted: true,
+			want:    member.Decision{Start: member.NoGroup},
+			wantRow: [3]string{"Running", fleetv1.ReasonRunning, "2 nodes' pods wait, " + group[1] + "'s: FailedCreate: " + psa},
+		},
+	})
+}

@@ -97,7 +97,7 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 		if row.Nodes.Failed > 0 {
 			return fleetv1.ClusterFailed, fleetv1.ReasonNodeFailed, failedMessage(row)
 		}
-		return fleetv1.ClusterCompleted, fleetv1.ReasonCompleted, fmt.Sprintf("%d of %d nodes succeeded", row.Nodes.Succeeded, row.Nodes.Total)
+		return fleetv1.ClusterCompleted, fleetv1.ReasonCompleted, row.Nodes.Outcome()
 	case d.Stopped && finished(in):
 		if over := budgetExceeded(in); over != "" && in.Halt == nil {
 			return fleetv1.ClusterFailed, fleetv1.ReasonFailureBudgetExceeded, text.Truncate(over, fleetv1.MaxClusterMessageLength)
@@ -137,7 +137,21 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 				healthy, healthy+waiting, c.State.Groups[g].Name)
 		}
 	}
-	return fleetv1.ClusterRunning, fleetv1.ReasonRunning, ""
+	return fleetv1.ClusterRunning, fleetv1.ReasonRunning, refusedMessage(c.State)
+}
+
+// refusedMessage names, while pods wait to start, the first whose member
+// says what refuses it, "" when none does.
+func refusedMessage(st spoke.State) string {
+	n, refused := st.RefusedBy()
+	if refused == 0 {
+		return ""
+	}
+	who := "node " + n.Node + "'s pod waits"
+	if refused > 1 {
+		who = fmt.Sprintf("%d nodes' pods wait, %s's", refused, n.Node)
+	}
+	return text.Truncate(fmt.Sprintf("%s: %s: %s", who, n.Reason, n.Message), fleetv1.MaxClusterMessageLength)
 }
 
 // stopPrefix names what stopped the run in a stopped cluster's message.
@@ -236,5 +250,5 @@ func failedMessage(row fleetv1.ClusterStatus) string {
 	for _, f := range row.FailedNodes[:min(3, len(row.FailedNodes))] {
 		names = append(names, f.Node)
 	}
-	return text.Truncate(fmt.Sprintf("%d of %d nodes failed: %s", row.Nodes.Failed, row.Nodes.Total, strings.Join(names, ", ")), fleetv1.MaxClusterMessageLength)
+	return text.Truncate(fmt.Sprintf("%d of %d nodes failed: %s", row.Nodes.Failed, row.Nodes.NotSkipped(), strings.Join(names, ", ")), fleetv1.MaxClusterMessageLength)
 }

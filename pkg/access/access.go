@@ -41,6 +41,11 @@ var (
 	// PodVerbs are the verbs on pods in the work namespace: read-only, to
 	// record a failed node's exit code and termination message.
 	PodVerbs = []string{"get", "list"}
+	// EventVerbs are the verbs on events in the work namespace: read-only,
+	// and only a bounded list on a Job that got no pod, since the Job
+	// controller says why (FailedCreate: a quota, Pod Security) only in an
+	// event on the Job. No watch: the hub reads them for stuck Jobs only.
+	EventVerbs = []string{"get", "list"}
 )
 
 // IdentityNamespace is the member namespace whose UID identifies the
@@ -66,6 +71,19 @@ func Required(namespace string) []authorizationv1.ResourceAttributes {
 		out = append(out, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})
 	}
 	out = append(out, authorizationv1.ResourceAttributes{Resource: "namespaces", Name: IdentityNamespace, Verb: "get"})
+	return out
+}
+
+// Optional lists what fleetjob uses in a member whose work namespace is
+// namespace when it is granted, and does without when not: `kubectl
+// fleetjob register` grants it, but a registration from before it was
+// added still engages. Without it, a Job refused its pod shows no reason
+// of its member's.
+func Optional(namespace string) []authorizationv1.ResourceAttributes {
+	var out []authorizationv1.ResourceAttributes
+	for _, verb := range EventVerbs {
+		out = append(out, authorizationv1.ResourceAttributes{Namespace: namespace, Resource: "events", Verb: verb})
+	}
 	return out
 }
 

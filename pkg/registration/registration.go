@@ -44,12 +44,16 @@ type Registration struct {
 	Namespace string
 	// Kubeconfig is the stored kubeconfig.
 	Kubeconfig []byte
+	// PodSecurity is the Pod Security level register labelled the work
+	// namespace with (fleetv1.PodSecurityAnnotation); "" when not recorded.
+	PodSecurity string
 }
 
 // Parse reads a registration Secret, naming the field at fault. The
 // kubeconfig is checked by RESTConfig.
 func Parse(s *corev1.Secret) (Registration, error) {
-	r := Registration{Name: s.Name, Labels: maps.Clone(s.Labels), Namespace: fleetv1.DefaultWorkNamespace, Kubeconfig: s.Data[fleetv1.KubeconfigKey]}
+	r := Registration{Name: s.Name, Labels: maps.Clone(s.Labels), Namespace: fleetv1.DefaultWorkNamespace, Kubeconfig: s.Data[fleetv1.KubeconfigKey],
+		PodSecurity: s.Annotations[fleetv1.PodSecurityAnnotation]}
 	if ns, ok := s.Annotations[fleetv1.NamespaceAnnotation]; ok {
 		if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
 			return r, fmt.Errorf("annotation %s: %q is not a valid namespace name", fleetv1.NamespaceAnnotation, ns)

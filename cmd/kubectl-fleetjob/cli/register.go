@@ -326,7 +326,7 @@ func (r *registerOptions) prepareMember(ctx context.Context, memberCtx string, m
 	if err != nil {
 		return hub.Registration{}, outcome{}, r.unverified(memberCtx, "the work namespace's serviceaccounts", err)
 	}
-	return hub.Registration{Name: r.name, Labels: r.labels, Namespace: r.workNamespace, Kubeconfig: kc},
+	return hub.Registration{Name: r.name, Labels: r.labels, Namespace: r.workNamespace, Kubeconfig: kc, PodSecurity: objs.EnforcedLevel()},
 		outcome{token: token, verified: verified, workload: workload, legacy: legacy}, nil
 }
 
@@ -403,7 +403,8 @@ func (r *registerOptions) printObjects(memberCtx string, objs member.Objects, ep
 	if err != nil {
 		return err
 	}
-	secret := hub.DisplaySecret(r.registrationNamespace, hub.Registration{Name: r.name, Labels: r.labels, Namespace: r.workNamespace, Kubeconfig: kc})
+	secret := hub.DisplaySecret(r.registrationNamespace, hub.Registration{Name: r.name, Labels: r.labels, Namespace: r.workNamespace, Kubeconfig: kc,
+		PodSecurity: objs.EnforcedLevel()})
 	var items []placed
 	for _, obj := range objs.List() {
 		items = append(items, placed{where: "member cluster (context " + memberCtx + ")", obj: obj})

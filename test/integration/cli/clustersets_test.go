@@ -70,6 +70,8 @@ var _ = Describe("kubectl fleetjob on cluster sets", Ordered, func() {
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(ContainSubstring("cluster set team-a: namespace fleetjob-sets of the member enforces its Pod Security level restricted"))
 		Expect(registrationSecret("s1").Labels).To(Equal(map[string]string{fleetv1.RegistrationLabel: "true", fleetv1.ClusterSetLabel: set}))
+		Expect(registrationSecret("s1").Annotations).To(HaveKeyWithValue(fleetv1.PodSecurityAnnotation, "restricted"),
+			"the registration records the level, so that the hub sees when the set's changes")
 		ns := &corev1.Namespace{}
 		Expect(memberHas(ns, "", setsNamespace)).To(BeTrue())
 		Expect(ns.Labels).To(HaveKeyWithValue(podsecurity.EnforceLabel, "restricted"))
@@ -124,6 +126,7 @@ var _ = Describe("kubectl fleetjob on cluster sets", Ordered, func() {
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(ContainSubstring("cluster set default has no ClusterSet object: its clusters get the default Pod Security level baseline"))
 		Expect(registrationSecret("s1").Labels).To(Equal(map[string]string{fleetv1.RegistrationLabel: "true"}))
+		Expect(registrationSecret("s1").Annotations).To(HaveKeyWithValue(fleetv1.PodSecurityAnnotation, "baseline"))
 		ns := &corev1.Namespace{}
 		Expect(memberHas(ns, "", setsNamespace)).To(BeTrue())
 		Expect(ns.Labels).To(HaveKeyWithValue(podsecurity.EnforceLabel, "baseline"))

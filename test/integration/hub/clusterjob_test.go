@@ -178,12 +178,15 @@ var _ = Describe("ClusterJob across two members", func() {
 	It("runs batches group after group on every node of both members, one Job per node", func() {
 		stopHub = startHub(hubOptions{})
 		handoffsBefore := histogramCount("fleetjob_group_handoff_seconds")
+		durationsBefore := histogramCount("fleetjob_group_duration_seconds")
 		cj := makeClusterJob("batches").Batch(2).Obj()
 		Expect(hubC.Create(ctx, cj)).To(Succeed())
 		Eventually(phaseOf(cj)).WithTimeout(60 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
 		// The hub measures each hand-off itself: 1 in member-a (2 groups),
-		// 3 in member-b (4 groups); and it counts its watches of members.
+		// 3 in member-b (4 groups); each group's duration, the last ones
+		// too; and it counts its watches of members.
 		Expect(histogramCount("fleetjob_group_handoff_seconds") - handoffsBefore).To(Equal(uint64(4)))
+		Expect(histogramCount("fleetjob_group_duration_seconds") - durationsBefore).To(Equal(uint64(6)))
 		for _, m := range []string{"member-a", "member-b"} {
 			Expect(counterValue("fleetjob_member_watch_requests_total", map[string]string{"cluster": m, "resource": "jobs"})).
 				To(BeNumerically(">", 0), "watches of Jobs in %s", m)

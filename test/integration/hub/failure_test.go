@@ -17,16 +17,19 @@ limitations under the License.
 package hub
 
 import (
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/spoke"
 )
 
 var _ = Describe("Members that fail mid-run", func() {
@@ -126,5 +129,40 @@ var _ = Describe("Members that fail mid-run", func() {
 		recreateNodes(a, "a", 2)
 		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2 * time.Second).Should(Equal(left))
 		Expect(get(cj)(Default).Status.Clusters[0].FailedNodes[0].Reason).To(Equal(fleetv1.NodeReasonNodeDeleted))
+	})
+
+	// A real kubelet runs on when its Node is deleted: the verdict must be
+	// stored before the Job goes, or the record (what `status --nodes` and
+	// a retry read) says otherwise than the MemberRun.
+	It("records a deleted node's verdict before deleting its Job: the MemberRun, the ClusterJob and the member's record agree", func() {
+		const deleted = "a-node-2"
+		a := members["member-a"]
+		register(a, admin, nil)
+		var refusing atomic.Bool
+		var refused atomic.Int32
+		stopHub = startHub(hubOptions{wrapMember: refuseRecordUpdates(&refusing, &refused)})
+		DeferCleanup(func() {
+			if err := a.client.Get(ctx, client.ObjectKey{Name: deleted}, &corev1.Node{}); apierrors.IsNotFound(err) {
+				recreateNodes(a, "a", 2)
+			}
+		})
+		a.runner.hold(true)
+		cj := makeClusterJob("node-deleted-ahead").Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func() map[string]int { return jobNodes(a, cj) }).Should(Equal(nodeNames("a", 4)))
+
+		refusing.Store(true)
+		Expect(a.client.Delete(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: deleted}})).To(Succeed())
+		Eventually(refused.Load).Should(BeNumerically(">", 0))
+		Consistently(func() map[string]int { return jobNodes(a, cj) }).WithTimeout(2*time.Second).
+			Should(Equal(nodeNames("a", 4)), "the Job of the deleted node is kept while its verdict cannot be recorded")
+
+		refusing.Store(false)
+		a.runner.hold(false)
+		Eventually(phaseOf(cj)).WithTimeout(60 * time.Second).Should(Equal(fleetv1.PhaseFailed))
+		verdict := And(HaveField("Node", deleted), HaveField("Reason", fleetv1.NodeReasonNodeDeleted))
+		Expect(get(cj)(Default).Status.Clusters[0].FailedNodes).To(ConsistOf(verdict))
+		Expect(jobNodes(a, cj)).NotTo(HaveKey(deleted))
+		Expect(nodeRow(Default, a, cj, deleted)).To(And(verdict, HaveField("Phase", spoke.NodeFailed)))
 	})
 })

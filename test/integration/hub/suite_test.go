@@ -211,18 +211,24 @@ type hubOptions struct {
 	// wrapMember, when set, wraps each member the reconcilers get, to
 	// inject faults in their calls.
 	wrapMember func(cluster.Cluster) cluster.Cluster
+	// leaderElect is --leader-elect, with the lease in the registration
+	// namespace: several such hubs may run on one hub API server, as the
+	// replicas of one hub do.
+	leaderElect bool
 }
 
 // testHubID is the identity of the suite's hub.
 const testHubID = "hub-under-test"
 
-// liveHubs counts the hubs running per hub API server. A hub an earlier
-// spec failed to stop goes on as the suite's hub beside the next spec's and
-// takes its runs; startHub refuses to start another then, naming the cause.
+// liveHubs counts the hubs running per hub API server, and those of them
+// that elect a leader. A hub an earlier spec failed to stop goes on as the
+// suite's hub beside the next spec's and takes its runs; startHub refuses to
+// start another then, naming the cause. Hubs that elect a leader may run
+// together: only one of them acts.
 var liveHubs = struct {
 	sync.Mutex
-	n map[*rest.Config]int
-}{n: map[*rest.Config]int{}}
+	n, electing map[*rest.Config]int
+}{n: map[*rest.Config]int{}, electing: map[*rest.Config]int{}}
 
 // startHub runs the hub controller as cmd/fleetjob-hub wires it, and
 // returns a function that stops it and waits until it stopped.
@@ -252,13 +258,17 @@ func startHub(o hubOptions) func() {
 		cfg = o.config
 	}
 	liveHubs.Lock()
-	live := liveHubs.n[cfg]
-	if live == 0 {
+	live, electing := liveHubs.n[cfg], liveHubs.electing[cfg]
+	free := live == 0 || o.leaderElect && live == electing
+	if free {
 		liveHubs.n[cfg]++
+		if o.leaderElect {
+			liveHubs.electing[cfg]++
+		}
 	}
 	liveHubs.Unlock()
-	Expect(live).To(BeZero(), "a hub is still running on this hub API server: an earlier spec did not stop it")
-	mgr, err := mcmanager.New(cfg, provider, mcmanager.Options{
+	Expect(free).To(BeTrue(), "a hub is still running on this hub API server: an earlier spec did not stop it")
+	mgrOpts := mcmanager.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -266,7 +276,11 @@ func startHub(o hubOptions) func() {
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			&corev1.Secret{}: {Namespaces: map[string]cache.Config{workNamespace: {}}},
 		}},
-	})
+	}
+	if o.leaderElect {
+		controller.ElectLeader(&mgrOpts, workNamespace)
+	}
+	mgr, err := mcmanager.New(cfg, provider, mgrOpts)
 	Expect(err).NotTo(HaveOccurred())
 	local := mgr.GetLocalManager()
 	provider.SetRecorder(local.GetEventRecorder("fleetjob-hub"))
@@ -310,6 +324,9 @@ func startHub(o hubOptions) func() {
 			liveHubs.Lock()
 			defer liveHubs.Unlock()
 			liveHubs.n[cfg]--
+			if o.leaderElect {
+				liveHubs.electing[cfg]--
+			}
 		})
 	}
 }

@@ -115,6 +115,52 @@ var _ = Describe("Tenancy", func() {
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 	})
 
+	It("warns on a ClusterSet made stricter than what its clusters' namespaces were labelled with, until they are registered again", func() {
+		register(members["member-a"], admin, map[string]string{fleetv1.ClusterSetLabel: "tightened"})
+		register(members["member-b"], admin, map[string]string{fleetv1.ClusterSetLabel: "tightened"})
+		// As `kubectl fleetjob register` records it under a baseline set.
+		recordLevel := func(cluster string, level fleetv1.PodSecurityLevel) {
+			secret := &corev1.Secret{}
+			Expect(hubC.Get(ctx, client.ObjectKey{Namespace: workNamespace, Name: cluster}, secret)).To(Succeed())
+			if secret.Annotations == nil {
+				secret.Annotations = map[string]string{}
+			}
+			secret.Annotations[fleetv1.PodSecurityAnnotation] = string(level)
+			Expect(hubC.Update(ctx, secret)).To(Succeed())
+		}
+		recordLevel("member-a", fleetv1.PodSecurityBaseline)
+		recordLevel("member-b", fleetv1.PodSecurityBaseline)
+		clusterSet("tightened", fleetv1.PodSecurityBaseline)
+		stopHub = startHub(hubOptions{})
+		enforced := func(g Gomega) *metav1.Condition {
+			cs := &fleetv1.ClusterSet{}
+			g.Expect(hubC.Get(ctx, client.ObjectKey{Name: "tightened"}, cs)).To(Succeed())
+			c := meta.FindStatusCondition(cs.Status.Conditions, fleetv1.ConditionMembersEnforcePodSecurity)
+			g.Expect(c).NotTo(BeNil())
+			return c
+		}
+		Eventually(func(g Gomega) { g.Expect(enforced(g).Status).To(Equal(metav1.ConditionTrue)) }).Should(Succeed())
+
+		By("making the set restricted")
+		cs := &fleetv1.ClusterSet{}
+		Expect(hubC.Get(ctx, client.ObjectKey{Name: "tightened"}, cs)).To(Succeed())
+		cs.Spec.PodSecurity = fleetv1.PodSecurityRestricted
+		Expect(hubC.Update(ctx, cs)).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := enforced(g)
+			g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(c.Reason).To(Equal(fleetv1.ReasonPodSecurityMismatch))
+			g.Expect(c.Message).To(ContainSubstring("the set's restricted: member-a (baseline), member-b (baseline)"))
+			g.Expect(c.Message).To(ContainSubstring("kubectl fleetjob register"))
+		}).Should(Succeed())
+
+		By("registering the clusters again, which labels their namespaces restricted")
+		recordLevel("member-a", fleetv1.PodSecurityRestricted)
+		Consistently(func(g Gomega) { g.Expect(enforced(g).Status).To(Equal(metav1.ConditionFalse)) }).WithTimeout(time.Second).Should(Succeed())
+		recordLevel("member-b", fleetv1.PodSecurityRestricted)
+		Eventually(func(g Gomega) { g.Expect(enforced(g).Status).To(Equal(metav1.ConditionTrue)) }).Should(Succeed())
+	})
+
 	It("fails the cluster of a restricted set before any Job exists, naming the checks, while a baseline one runs", func() {
 		register(members["member-a"], admin, nil)
 		register(members["member-b"], admin, map[string]string{fleetv1.ClusterSetLabel: "locked"})
@@ -127,6 +173,10 @@ var _ = Describe("Tenancy", func() {
 		got := get(cj)(Default)
 		Expect(got.Status.Clusters[0].Phase).To(Equal(fleetv1.ClusterCompleted))
 		Expect(got.Status.Clusters[1].Reason).To(Equal(fleetv1.ReasonPodSecurityViolation))
+		failed := meta.FindStatusCondition(got.Status.Conditions, fleetv1.ConditionFailed)
+		Expect(failed.Reason).To(Equal(fleetv1.ReasonPodSecurityViolation))
+		Expect(failed.Message).To(ContainSubstring(`failed: member-b (PodSecurityViolation: spec.jobTemplate.spec.template does not meet Pod Security level "restricted"`),
+			"the run's message says which cluster failed and why")
 		Expect(got.Status.Clusters[1].Message).To(And(
 			ContainSubstring(`does not meet Pod Security level "restricted" of cluster set locked, no Job was created: `),
 			ContainSubstring("runAsNonRoot != true")))

@@ -18,11 +18,15 @@ package hub
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
@@ -70,6 +74,40 @@ var _ = Describe("The results record written ahead", func() {
 			Should(Equal(map[string]int{"a-node-1": 1, "a-node-2": 1}), "the nodes recorded as starting are not created")
 	})
 })
+
+// refuseRecordUpdates wraps a member so that the hub's updates of its runs'
+// results records fail while refusing is set, as a member API server that
+// times out or a hub stopped between two writes would leave them; refused
+// counts them.
+func refuseRecordUpdates(refusing *atomic.Bool, refused *atomic.Int32) func(cluster.Cluster) cluster.Cluster {
+	return func(cl cluster.Cluster) cluster.Cluster {
+		return &recordRefusingCluster{Cluster: cl, refusing: refusing, refused: refused}
+	}
+}
+
+type recordRefusingCluster struct {
+	cluster.Cluster
+	refusing *atomic.Bool
+	refused  *atomic.Int32
+}
+
+func (c *recordRefusingCluster) GetClient() client.Client {
+	return &recordRefusingClient{Client: c.Cluster.GetClient(), refusing: c.refusing, refused: c.refused}
+}
+
+type recordRefusingClient struct {
+	client.Client
+	refusing *atomic.Bool
+	refused  *atomic.Int32
+}
+
+func (c *recordRefusingClient) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	if _, ok := obj.(*corev1.ConfigMap); ok && c.refusing.Load() && obj.GetLabels()[fleetv1.ComponentLabel] == "results" {
+		c.refused.Add(1)
+		return apierrors.NewInternalError(errors.New("results record update refused by the test"))
+	}
+	return c.Client.Update(ctx, obj, opts...)
+}
 
 // holdJobCreates wraps a member so that the hub's creates of the Jobs of
 // nodes wait until the hub stops, and never reach the member.

@@ -149,7 +149,7 @@ func maximalStatus(n int) fleetv1.ClusterJobStatus {
 			Clusters:        fleetv1.ClusterCounts{Total: 1e6, Running: 1e6, Completed: 1e6, Failed: 1e6, Unreachable: 1e6},
 			Nodes:           maxNodeCounts(),
 			ClusterProgress: repeat("9", 32),
-			NodeProgress:    repeat("9", 32),
+			NodeProgress:    repeat("9", 64),
 		},
 	}
 	for _, t := range []string{fleetv1.ConditionProgressing, fleetv1.ConditionComplete, fleetv1.ConditionFailed, fleetv1.ConditionSuspended} {

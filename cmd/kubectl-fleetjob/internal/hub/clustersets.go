@@ -115,6 +115,10 @@ type SetInfo struct {
 	Clusters []string `json:"clusters"`
 	// Bindings are the hub namespaces the set is bound to, sorted.
 	Bindings []string `json:"bindings"`
+	// Warning is the message of the set's MembersEnforcePodSecurity
+	// condition when it is not True: which clusters' work namespaces
+	// enforce another level than the set's, or do not record one.
+	Warning string `json:"warning,omitempty"`
 }
 
 // SummarizeSets joins ClusterSets, registration Secrets' metadata and
@@ -133,6 +137,9 @@ func SummarizeSets(sets []fleetv1.ClusterSet, registrations []metav1.ObjectMeta,
 		if cs := &sets[i]; cs.DeletionTimestamp.IsZero() {
 			r := row(cs.Name)
 			r.PodSecurity, r.Defined = levelOf(cs), true
+			if c := meta.FindStatusCondition(cs.Status.Conditions, fleetv1.ConditionMembersEnforcePodSecurity); c != nil && c.Status != metav1.ConditionTrue {
+				r.Warning = c.Message
+			}
 		}
 	}
 	for _, m := range registrations {

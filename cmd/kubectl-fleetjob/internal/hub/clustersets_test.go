@@ -92,8 +92,13 @@ func TestSummarizeSets(t *testing.T) {
 	gone.DeletionTimestamp = &deleting
 	unbinding := binding("old", "team-a")
 	unbinding.DeletionTimestamp = &deleting
+	teamA, dflt := clusterSet("team-a", fleetv1.PodSecurityRestricted), clusterSet("default", fleetv1.PodSecurityPrivileged)
+	teamA.Status.Conditions = []metav1.Condition{{Type: fleetv1.ConditionMembersEnforcePodSecurity, Status: metav1.ConditionFalse,
+		Reason: fleetv1.ReasonPodSecurityMismatch, Message: "us-1 (baseline)"}}
+	dflt.Status.Conditions = []metav1.Condition{{Type: fleetv1.ConditionMembersEnforcePodSecurity, Status: metav1.ConditionTrue,
+		Reason: fleetv1.ReasonPodSecurityEnforced, Message: "every cluster's work namespace enforces privileged (2 clusters)"}}
 	got := SummarizeSets(
-		[]fleetv1.ClusterSet{clusterSet("team-a", fleetv1.PodSecurityRestricted), clusterSet("empty", ""), clusterSet("default", fleetv1.PodSecurityPrivileged)},
+		[]fleetv1.ClusterSet{teamA, clusterSet("empty", ""), dflt},
 		[]metav1.ObjectMeta{
 			registrationMeta("us-1", map[string]string{setLabel: "team-a"}),
 			registrationMeta("eu-2", nil),
@@ -108,7 +113,8 @@ func TestSummarizeSets(t *testing.T) {
 		{Name: "empty", PodSecurity: fleetv1.PodSecurityBaseline, Defined: true, Clusters: []string{}, Bindings: []string{}},
 		{Name: "labs", PodSecurity: fleetv1.PodSecurityBaseline, Clusters: []string{"ap-1"}, Bindings: []string{}},
 		{Name: "nowhere", PodSecurity: fleetv1.PodSecurityBaseline, Clusters: []string{}, Bindings: []string{"x"}},
-		{Name: "team-a", PodSecurity: fleetv1.PodSecurityRestricted, Defined: true, Clusters: []string{"us-1"}, Bindings: []string{"ops", "team-a"}},
+		{Name: "team-a", PodSecurity: fleetv1.PodSecurityRestricted, Defined: true, Clusters: []string{"us-1"}, Bindings: []string{"ops", "team-a"},
+			Warning: "us-1 (baseline)"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("SummarizeSets (-want +got):\n%s", diff)

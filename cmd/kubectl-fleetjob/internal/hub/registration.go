@@ -83,9 +83,13 @@ func secret(hubNamespace string, r Registration) *corev1ac.SecretApplyConfigurat
 		labels = map[string]string{}
 	}
 	labels[fleetv1.RegistrationLabel] = "true"
+	annotations := map[string]string{fleetv1.NamespaceAnnotation: r.Namespace}
+	if r.PodSecurity != "" {
+		annotations[fleetv1.PodSecurityAnnotation] = r.PodSecurity
+	}
 	return corev1ac.Secret(r.Name, hubNamespace).
 		WithLabels(labels).
-		WithAnnotations(map[string]string{fleetv1.NamespaceAnnotation: r.Namespace}).
+		WithAnnotations(annotations).
 		WithType(corev1.SecretTypeOpaque)
 }
 

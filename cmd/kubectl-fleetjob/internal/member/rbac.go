@@ -110,6 +110,7 @@ func Build(ns string, level fleetv1.PodSecurityLevel) Objects {
 			rbacv1ac.PolicyRule().WithAPIGroups("batch").WithResources("jobs").WithVerbs(access.WorkVerbs...),
 			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("configmaps").WithVerbs(access.ConfigMapVerbs...),
 			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("pods").WithVerbs(access.PodVerbs...),
+			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("events").WithVerbs(access.EventVerbs...),
 		),
 		RoleBinding: rbacv1ac.RoleBinding(RoleName, ns).WithLabels(labels).
 			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("Role").WithName(RoleName)).
@@ -122,6 +123,14 @@ func Build(ns string, level fleetv1.PodSecurityLevel) Objects {
 			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(NodesClusterRoleName)).
 			WithSubjects(subject),
 	}
+}
+
+// EnforcedLevel is the Pod Security level the objects label the work
+// namespace with, "" when they leave its labels alone: what the
+// registration records (fleetv1.PodSecurityAnnotation), so that the hub
+// can tell when a set's level changed after.
+func (o Objects) EnforcedLevel() string {
+	return o.Namespace.Labels[podsecurity.EnforceLabel]
 }
 
 // legacySubject is the hub's identity of a registration from before

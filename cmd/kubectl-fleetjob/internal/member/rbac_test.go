@@ -72,6 +72,7 @@ func TestBuildRules(t *testing.T) {
 				{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: work},
 				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: configMaps},
 				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
+				{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list"}},
 			},
 			wantNodes:       clusterRules,
 			wantCRBName:     "fleetjob-hub-nodes-fleetjob-system",
@@ -83,6 +84,7 @@ func TestBuildRules(t *testing.T) {
 				{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: work},
 				{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: configMaps},
 				{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
+				{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"get", "list"}},
 			},
 			wantNodes:       clusterRules,
 			wantCRBName:     "fleetjob-hub-nodes-jobs",
@@ -150,11 +152,11 @@ func asRules(attrs []authorizationv1.ResourceAttributes) []rbacv1.PolicyRule {
 }
 
 // TestRulesGrantExactlyRequired proves the Role and ClusterRole grant every
-// access the hub checks and nothing beyond it.
+// access the hub checks or uses when granted, and nothing beyond it.
 func TestRulesGrantExactlyRequired(t *testing.T) {
 	o := Build("w", fleetv1.DefaultPodSecurityLevel)
 	var namespaced, cluster []authorizationv1.ResourceAttributes
-	for _, a := range access.Required("w") {
+	for _, a := range append(access.Required("w"), access.Optional("w")...) {
 		if a.Namespace == "" {
 			cluster = append(cluster, a)
 		} else {

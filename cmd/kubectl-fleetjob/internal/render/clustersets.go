@@ -17,6 +17,7 @@ limitations under the License.
 package render
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -27,8 +28,23 @@ import (
 // default, which creating one would change.
 const noObject = "(no ClusterSet object)"
 
-// ClusterSets is the table of cluster sets; wide adds their clusters.
+// ClusterSets is the table of cluster sets; wide adds their clusters. A
+// set whose members do not all enforce its level gets a warning below.
 func ClusterSets(sets []hub.SetInfo, wide bool, p Palette) string {
+	return setsTable(sets, wide, p) + setWarnings(sets, p)
+}
+
+func setWarnings(sets []hub.SetInfo, p Palette) string {
+	var b strings.Builder
+	for _, s := range sets {
+		if s.Warning != "" {
+			fmt.Fprintf(&b, "%s cluster set %s: %s\n", p.paint(yellow, "warning:"), Escape(s.Name), Escape(s.Warning))
+		}
+	}
+	return b.String()
+}
+
+func setsTable(sets []hub.SetInfo, wide bool, p Palette) string {
 	header := []string{"NAME", "POD-SECURITY", "CLUSTERS", "BINDINGS"}
 	if wide {
 		header = append(header, "CLUSTER-NAMES")

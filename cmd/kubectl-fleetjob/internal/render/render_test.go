@@ -94,8 +94,9 @@ var now = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 func fixture() *fleetv1.ClusterJob {
 	cj := wrappers.MakeClusterJob("clean-disks", "default").Batch(3, fleetv1.BatchOrderAlphabetical).Obj()
 	cj.Status = fleetv1.ClusterJobStatus{
-		Phase:   fleetv1.PhaseRunning,
-		Summary: fleetv1.Summary{ClusterProgress: "1/3", NodeProgress: "14/27", Nodes: fleetv1.NodeCounts{Failed: 1}},
+		Phase: fleetv1.PhaseRunning,
+		Summary: fleetv1.Summary{ClusterProgress: "1/3", NodeProgress: "14/26, 1 skipped",
+			Nodes: fleetv1.NodeCounts{Total: 27, Succeeded: 14, Failed: 1, Running: 7, Pending: 4, Skipped: 1}},
 		Clusters: []fleetv1.ClusterStatus{
 			{
 				Name: "eu-1", Phase: fleetv1.ClusterCompleted, Reachable: true, Reason: "Completed", Message: "10 of 10 nodes succeeded",
@@ -128,18 +129,18 @@ func TestStatus(t *testing.T) {
 		{
 			name: "running",
 			cj:   fixture(),
-			want: `clusterjob default/clean-disks: Running   clusters 1/3   nodes 14/27   failed 1
+			want: `clusterjob default/clean-disks: Running   clusters 1/3   nodes 14/26, 1 skipped   failed 1
 
-CLUSTER   PHASE       GROUPS                       NODES                          FAILED   REACHABLE   MESSAGE
-eu-1      Completed   [####################] 4/4   [####################] 10/10   0        yes         Completed: 10 of 10 nodes succeeded
-eu-2      Running     [####xxxx............] 2/5   [######xx-->>>.......] 4/12    1        yes
-us-1      Running     [....................] 0/1   [>>>>>>>>>>>>>>>>>>>>] 0/5     0        no (3m)     Unreachable: dial tcp 10.0.0.9:6443: connection refused
+CLUSTER   PHASE       GROUPS                       NODES                                    FAILED   REACHABLE   MESSAGE
+eu-1      Completed   [####################] 4/4   [####################] 10/10             0        yes         Completed: 10 of 10 nodes succeeded
+eu-2      Running     [####xxxx............] 2/5   [######xx-->>>.......] 4/11, 1 skipped   1        yes
+us-1      Running     [....................] 0/1   [>>>>>>>>>>>>>>>>>>>>] 0/5               0        no (3m)     Unreachable: dial tcp 10.0.0.9:6443: connection refused
 `,
 		},
 		{
 			name: "suspended",
 			cj:   suspended,
-			want: "clusterjob default/clean-disks: Running   clusters 1/3   nodes 14/27   failed 1   suspended\n",
+			want: "clusterjob default/clean-disks: Running   clusters 1/3   nodes 14/26, 1 skipped   failed 1   suspended\n",
 		},
 		{
 			name: "no status yet",
@@ -281,11 +282,13 @@ func TestClusterSets(t *testing.T) {
 		{Name: "team-a", PodSecurity: fleetv1.PodSecurityRestricted, Defined: true, Clusters: []string{"us-1"}, Bindings: []string{"ops", "team-a"}},
 		{Name: "unused", PodSecurity: fleetv1.PodSecurityPrivileged, Defined: true},
 	}
+	sets[1].Warning = "work namespaces labelled with another Pod Security level than the set's restricted: us-1 (baseline)"
+	warning := "warning: cluster set team-a: work namespaces labelled with another Pod Security level than the set's restricted: us-1 (baseline)\n"
 	want := `NAME      POD-SECURITY                      CLUSTERS   BINDINGS
 default   baseline (no ClusterSet object)   2          <none>
 team-a    restricted                        1          ops,team-a
 unused    privileged                        0          <none>
-`
+` + warning
 	if diff := cmp.Diff(want, ClusterSets(sets, false, Palette{})); diff != "" {
 		t.Errorf("ClusterSets (-want +got):\n%s", diff)
 	}
@@ -293,7 +296,7 @@ unused    privileged                        0          <none>
 default   baseline (no ClusterSet object)   2          <none>       eu-1,eu-2
 team-a    restricted                        1          ops,team-a   us-1
 unused    privileged                        0          <none>       <none>
-`
+` + warning
 	if diff := cmp.Diff(wantWide, ClusterSets(sets, true, Palette{})); diff != "" {
 		t.Errorf("ClusterSets wide (-want +got):\n%s", diff)
 	}

@@ -44,8 +44,10 @@ func summary(cj *fleetv1.ClusterJob, p Palette) string {
 	if phase == "" {
 		phase = "Pending"
 	}
+	// Nodes from the counts, not nodeProgress: an older hub's counted
+	// skipped nodes as not done.
 	line := fmt.Sprintf("clusterjob %s/%s: %s   clusters %s   nodes %s   failed %d",
-		cj.Namespace, cj.Name, paintPhase(p, phase), orZero(st.Summary.ClusterProgress), orZero(st.Summary.NodeProgress), st.Summary.Nodes.Failed)
+		cj.Namespace, cj.Name, paintPhase(p, phase), orZero(st.Summary.ClusterProgress), st.Summary.Nodes.Progress(), st.Summary.Nodes.Failed)
 	if meta.IsStatusConditionTrue(st.Conditions, fleetv1.ConditionSuspended) {
 		line += "   " + p.paint(yellow, "suspended")
 	}
@@ -72,8 +74,8 @@ func clusterTable(rows []fleetv1.ClusterStatus, p Palette, now time.Time) string
 		out = append(out, []Cell{
 			Text(Escape(r.Name)),
 			{Plain: phase, Styled: paintPhase(p, phase)},
-			progress(GroupBar(r.Groups, p), r.Groups.Completed, r.Groups.Total),
-			progress(NodeBar(r.Nodes, p), r.Nodes.Succeeded, r.Nodes.Total),
+			progress(GroupBar(r.Groups, p), fmt.Sprintf("%d/%d", r.Groups.Completed, r.Groups.Total)),
+			progress(NodeBar(r.Nodes, p), r.Nodes.Progress()),
 			failedCell(r.Nodes.Failed, p),
 			Text(reachable(r, now)),
 			Text(Escape(reason(r))),
@@ -94,9 +96,10 @@ func NodeBar(n fleetv1.NodeCounts, p Palette) Cell {
 	}, p)
 }
 
-func progress(bar Cell, done, total int32) Cell {
-	count := fmt.Sprintf(" %d/%d", done, total)
-	return Cell{Plain: bar.Plain + count, Styled: bar.styled() + count}
+// progress is a bar and its count: "done/total" of groups, or
+// NodeCounts.Progress, the skipped nodes apart.
+func progress(bar Cell, count string) Cell {
+	return Cell{Plain: bar.Plain + " " + count, Styled: bar.styled() + " " + count}
 }
 
 func failedCell(n int32, p Palette) Cell {
