@@ -182,27 +182,6 @@ var _ = Describe("Real kubelets", kindOnly, func() {
 	)
 })
 
-var _ = Describe("kubectl fleetjob clusters", func() {
-	It("reaches every member from this machine at the address the hub uses, and counts its nodes", func() {
-		var infos []clusterInfo
-		Expect(json.Unmarshal([]byte(f.fleetjob("clusters", "-o", "json")), &infos)).To(Succeed())
-		for _, m := range f.members {
-			i := slices.IndexFunc(infos, func(c clusterInfo) bool { return c.Name == m.name })
-			Expect(i).NotTo(Equal(-1), "%s is listed", m.name)
-			Expect(infos[i].Reachable).To(BeTrue(), "%s is reachable from here: %s", m.name, infos[i].Message)
-			Expect(infos[i].Nodes).To(HaveValue(Equal(nodeCount(m))), "%s's nodes", m.name)
-		}
-	})
-})
-
-// clusterInfo is one cluster of kubectl fleetjob clusters -o json.
-type clusterInfo struct {
-	Name      string `json:"name"`
-	Reachable bool   `json:"reachable"`
-	Nodes     *int   `json:"nodes"`
-	Message   string `json:"message"`
-}
-
 // podEnd is when the deleted node's pod ends, next to its Node's deletion.
 type podEnd int
 
