@@ -91,17 +91,45 @@ artifacts() {
   mkdir -p "${dir}"
   log "keeping the kind clusters' logs in ${dir}"
   while read -r name; do
-    # It may fail on a file or two and still export the rest.
+    # It fails on what the node image lacks (crictl) after exporting the rest.
     "${KIND}" export logs "${dir}/${name}" --name "${FLEET_KIND_PREFIX}${name}" >"${dir}/${name}-export.log" 2>&1 ||
-      log "warning: kind export logs of ${name} failed (see ${dir}/${name}-export.log)"
+      log "kind export logs of ${name} ended with an error, the rest is kept (see ${dir}/${name}-export.log)"
   done < <(cat "${FLEET_DIR}/clusters" 2>/dev/null)
   "${KUBECTL}" --kubeconfig "${FLEET_DIR}/hub.kubeconfig" -n fleetjob-system describe deployment,pods >"${dir}/hub-deployment.txt" 2>&1 || true
+}
+
+# child runs a command in a process group of its own and waits for it.
+# bash runs a trap only once the foreground command has ended, and ignores
+# a SIGINT its child survived: `fleet.sh up` or the suite would run to the
+# end after a kill of this script. A wait is interrupted at once instead,
+# and down stops the whole group before it deletes the fleet.
+CHILD=
+child() {
+  setsid "$@" &
+  CHILD=$!
+  local rc=0
+  wait "${CHILD}" || rc=$?
+  CHILD=
+  return "${rc}"
+}
+
+stop_child() {
+  [[ -n "${CHILD}" ]] || return 0
+  log "stopping ${CHILD} and its children"
+  kill -TERM -- "-${CHILD}" 2>/dev/null || return 0
+  local i
+  for ((i = 0; i < 50; i++)); do
+    kill -0 -- "-${CHILD}" 2>/dev/null || return 0
+    sleep 0.2
+  done
+  kill -KILL -- "-${CHILD}" 2>/dev/null || true
 }
 
 # down runs on every exit: the fleet is deleted whatever happened.
 down() {
   local rc=$?
   trap - EXIT INT TERM
+  stop_child
   stop_controller
   if ((rc != 0)); then
     artifacts
@@ -131,7 +159,7 @@ main() {
   log "provider ${E2E_PROVIDER}, fleet in ${FLEET_DIR}"
   # A fleet an earlier, killed run left behind in FLEET_DIR.
   "${ROOT}/hack/fleet.sh" down >/dev/null 2>&1 || true
-  "${ROOT}/hack/fleet.sh" up
+  child "${ROOT}/hack/fleet.sh" up
   local up=$((SECONDS - start))
   if [[ "${E2E_PROVIDER}" == kind ]]; then
     # The suite starts it with its own flags once the members are registered.
@@ -146,7 +174,7 @@ main() {
   fi
   log "go test ${args[*]}"
   local suite_start=${SECONDS}
-  (cd "${ROOT}" && go test "${args[@]}") || rc=$?
+  child go -C "${ROOT}" test "${args[@]}" || rc=$?
   log "timings (${E2E_PROVIDER}): fleet up ${up}s, suite $((SECONDS - suite_start))s (exit code ${rc}), total $((SECONDS - start))s before deleting the fleet; artifacts of failed specs: ${ARTIFACTS}"
   return "${rc}"
 }
