@@ -40,6 +40,13 @@ SHELL = /usr/bin/env bash -o pipefail
 
 LOCALBIN := $(shell pwd)/bin
 K8S_BIN := $(LOCALBIN)/k8s/$(K8S_VERSION)
+# The Kubernetes commands built into $(K8S_BIN) (see Dependencies), defined
+# here because rules above it name them as prerequisites, which make expands
+# when it reads the rule.
+K8S_CP_CMDS := kube-apiserver kube-controller-manager kube-scheduler kubectl
+K8S_NODE_CMDS := kubelet kubeadm kube-proxy
+K8S_CP_BINS := $(addprefix $(K8S_BIN)/,$(K8S_CP_CMDS))
+K8S_NODE_BINS := $(addprefix $(K8S_BIN)/,$(K8S_NODE_CMDS))
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
@@ -336,10 +343,6 @@ $(K8S_BIN):
 # a dynamic build had filled the cache; with CGO_ENABLED=0 nothing is shared,
 # 807 s). The host and the node are both Debian bookworm, so the static glibc
 # matches the node's.
-K8S_CP_CMDS := kube-apiserver kube-controller-manager kube-scheduler kubectl
-K8S_NODE_CMDS := kubelet kubeadm kube-proxy
-K8S_CP_BINS := $(addprefix $(K8S_BIN)/,$(K8S_CP_CMDS))
-K8S_NODE_BINS := $(addprefix $(K8S_BIN)/,$(K8S_NODE_CMDS))
 K8S_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=$(K8S_MAJOR) -X $(p).gitMinor=$(K8S_MINOR))
 K8S_LINK_FLAGS := -linkmode external -extldflags -static
 # The stamp names how the binaries in $(K8S_BIN) are linked. Binaries older
