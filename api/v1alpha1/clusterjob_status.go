@@ -112,7 +112,8 @@ type ClusterJobStatus struct {
 	// +optional
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 
-	// completionTime is when the run ended, successfully or not.
+	// completionTime is when the run ended, successfully or not;
+	// spec.ttlSecondsAfterFinished counts from it.
 	// +optional
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
 

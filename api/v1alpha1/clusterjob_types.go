@@ -329,10 +329,28 @@ type ClusterJobSpec struct {
 	Retry *Retry `json:"retry,omitempty"`
 
 	// suspend, while true, starts no new group anywhere; Jobs already running
-	// finish. Setting it back to false resumes the run. It is the only field
-	// that may change after creation.
+	// finish. Setting it back to false resumes the run. On a run that ended
+	// it keeps the run past ttlSecondsAfterFinished. With
+	// ttlSecondsAfterFinished, the only field that may change after
+	// creation.
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
+
+	// ttlSecondsAfterFinished is how long the run is kept once it ended,
+	// Completed or Failed, counted from status.completionTime. Past it the
+	// hub deletes the ClusterJob, and with it, as `kubectl delete` would,
+	// its MemberRuns and the Jobs, pods, plans and results records of the
+	// run in every member cluster. 0 deletes the run as soon as it ends.
+	// Unset, the hub's --ended-run-ttl applies (off by default: the run is
+	// kept until someone deletes it). A pending or running run is never
+	// deleted; nor is an ended run with suspend: true, or one whose retry
+	// (a ClusterJob whose retryOf names it) has not ended: it is kept until
+	// neither holds. It may be changed at any time, for example to keep a
+	// run longer. A deleted run can no longer be retried: `kubectl fleetjob
+	// retry` needs its record.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 
 	// jobTemplate is the Job run once on every node. fleetjob pins each Job to
 	// its node by adding a required node affinity term

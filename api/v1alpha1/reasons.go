@@ -95,6 +95,10 @@ const (
 	// admission policy refuses every pod); the waiting nodes fail and the
 	// cluster stops.
 	ReasonMemberStalled = "MemberStalled"
+	// ReasonRunExpired: a Normal event: the run ended longer ago than its
+	// spec.ttlSecondsAfterFinished (or the hub's --ended-run-ttl), and the
+	// hub is deleting it with what it left in the members.
+	ReasonRunExpired = "RunExpired"
 )
 
 // Condition type and reasons of a MemberRun that the hub does not run.

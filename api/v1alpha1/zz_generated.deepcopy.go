@@ -200,6 +200,11 @@ func (in *ClusterJobSpec) DeepCopyInto(out *ClusterJobSpec) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.TTLSecondsAfterFinished != nil {
+		in, out := &in.TTLSecondsAfterFinished, &out.TTLSecondsAfterFinished
+		*out = new(int32)
+		**out = **in
+	}
 	in.JobTemplate.DeepCopyInto(&out.JobTemplate)
 }
 
