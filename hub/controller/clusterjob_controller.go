@@ -52,7 +52,7 @@ import (
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
-// +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs,verbs=get;list;watch;update;patch;delete
 // +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=fleetjob.io,resources=clusterjobs/finalizers,verbs=update
 // +kubebuilder:rbac:groups=fleetjob.io,resources=memberruns,verbs=get;list;watch;create;update;patch;delete
@@ -110,6 +110,10 @@ type Options struct {
 	// bound to its namespace, and its pod template to each set's Pod
 	// Security level. Off, any ClusterJob may run any template anywhere.
 	Tenancy bool
+	// EndedRunTTL is how long an ended run without
+	// spec.ttlSecondsAfterFinished is kept before the hub deletes it; 0
+	// keeps it until someone does.
+	EndedRunTTL time.Duration
 }
 
 // Reconciler runs ClusterJobs across the fleet: one fleet reconciler over
@@ -159,7 +163,9 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 		return ctrl.Result{}, err
 	}
 	if cj.Status.Phase.IsFinished() {
-		return ctrl.Result{}, nil // a finished run is a record; nothing restarts it
+		// A finished run is a record; nothing restarts it. Only its TTL
+		// is left to run out.
+		return r.expire(ctx, cj)
 	}
 	runs, err := r.memberRuns(ctx, cj)
 	if err != nil {
@@ -233,6 +239,10 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ConditionClustersLeftOut, fleet.LeftOutMessage(leftOut)})
 	}
 	r.emit(cj, notes, prevPhase)
+	if cj.Status.Phase.IsFinished() {
+		// Its status write wakes no reconcile: its TTL starts now.
+		return r.expire(ctx, cj)
+	}
 	return ctrl.Result{RequeueAfter: decision.RequeueAfter}, nil
 }
 

@@ -44,7 +44,8 @@ import (
 )
 
 // SetupWithManager wires the two reconcilers. The fleet reconciler watches
-// ClusterJobs and their MemberRuns on the hub. The member reconciler watches
+// ClusterJobs and their MemberRuns on the hub, and the end of each retry,
+// for the run it retries, whose TTL it held. The member reconciler watches
 // MemberRuns and ClusterJobs on the hub, and the run's Jobs, plans and node
 // deletions in each member, each mapped to the MemberRun of that member
 // only; member connection changes come from the registry.
@@ -58,6 +59,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 		return err
 	}
 	if err := indexMemberRuns(ctx, r.Manager.GetLocalManager().GetFieldIndexer()); err != nil {
+		return err
+	}
+	if err := indexRetries(ctx, r.Manager.GetLocalManager().GetFieldIndexer()); err != nil {
 		return err
 	}
 	wakeJobs := make(chan event.TypedGenericEvent[client.Object])
@@ -86,6 +90,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 		Owns(&fleetv1.MemberRun{}, ownedOnHub...).
 		WatchesRawSource(source.TypedChannel(wakeJobs, handler.TypedEnqueueRequestsFromMapFunc(hubRequest))).
 		Watches(&fleetv1.ClusterSetBinding{}, r.toUnstartedClusterJobs, watchOnHub...).
+		Watches(&fleetv1.ClusterJob{}, toRetried, append(watchOnHub, mcbuilder.WithPredicates(retryLetGo()))...).
 		WithOptions(options(4)).
 		WithClusterNotFoundWrapper(false).
 		Complete(mcreconcile.Func(r.reconcileClusterJob))
