@@ -76,6 +76,7 @@ func main() {
 	flag.IntVar(&opts.Parallelism, "parallelism", 16, "Members observed or acted on at once per reconcile.")
 	flag.StringVar(&opts.HubID, "hub-id", "", "Identity of this hub, a label value set on everything it creates in members; it only ever deletes objects with its own. Default: the UID of the hub's kube-system namespace. Never change it while runs exist.")
 	flag.DurationVar(&opts.GCInterval, "gc-interval", 5*time.Minute, "How often every reachable member is swept for this hub's orphaned Jobs and plans (besides each reconnect).")
+	flag.DurationVar(&opts.EndedRunTTL, "ended-run-ttl", 0, "How long an ended ClusterJob (Completed or Failed) without spec.ttlSecondsAfterFinished is kept, counted from its status.completionTime, before the hub deletes it with its Jobs and pods in every member; 0 keeps it until someone deletes it.")
 	tenancy := flag.String("tenancy", "on", "on: a ClusterJob reaches only the clusters of the cluster sets bound to its namespace (ClusterSetBinding), with its pod template checked against each set's Pod Security level; off: any ClusterJob may run any template on every registered cluster (single-admin hubs).")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
@@ -197,6 +198,9 @@ func validate(members clusters.Options, opts controller.Options) error {
 		if bad := validation.IsValidLabelValue(opts.HubID); len(bad) > 0 {
 			errs = append(errs, fmt.Errorf("--hub-id %q is not a valid label value: %s", opts.HubID, strings.Join(bad, "; ")))
 		}
+	}
+	if opts.EndedRunTTL < 0 {
+		errs = append(errs, fmt.Errorf("--ended-run-ttl must not be negative, not %s", opts.EndedRunTTL))
 	}
 	if opts.EmptySelectionGrace < 0 {
 		errs = append(errs, fmt.Errorf("--empty-selection-grace must not be negative, not %s", opts.EmptySelectionGrace))

@@ -40,6 +40,8 @@ func TestValidate(t *testing.T) {
 		"health interval 0":        {mutate: func(m *clusters.Options, _ *controller.Options) { m.HealthInterval = 0 }, wantErr: "--member-health-interval must be positive"},
 		"error timeout negative":   {mutate: func(_ *clusters.Options, o *controller.Options) { o.MemberErrorTimeout = -time.Second }, wantErr: "--member-error-timeout must be positive"},
 		"no grace is fine":         {mutate: func(_ *clusters.Options, o *controller.Options) { o.EmptySelectionGrace = 0 }},
+		"ended-run TTL negative":   {mutate: func(_ *clusters.Options, o *controller.Options) { o.EndedRunTTL = -time.Hour }, wantErr: "--ended-run-ttl must not be negative"},
+		"ended-run TTL a day":      {mutate: func(_ *clusters.Options, o *controller.Options) { o.EndedRunTTL = 24 * time.Hour }},
 		"parallelism 0":            {mutate: func(_ *clusters.Options, o *controller.Options) { o.Parallelism = 0 }, wantErr: "--parallelism must be at least 1"},
 		"qps 0":                    {mutate: func(m *clusters.Options, _ *controller.Options) { m.QPS = 0 }, wantErr: "--member-qps must be positive"},
 		"hub id not a label value": {mutate: func(_ *clusters.Options, o *controller.Options) { o.HubID = "prod/eu" }, wantErr: `--hub-id "prod/eu" is not a valid label value`},
