@@ -215,6 +215,8 @@ type hubOptions struct {
 	// namespace: several such hubs may run on one hub API server, as the
 	// replicas of one hub do.
 	leaderElect bool
+	// endedRunTTL is --ended-run-ttl (default 0, off).
+	endedRunTTL time.Duration
 }
 
 // testHubID is the identity of the suite's hub.
@@ -299,7 +301,7 @@ func startHub(o hubOptions) func() {
 			MemberErrorTimeout: o.errorTimeout, EmptySelectionGrace: o.emptySelectionGrace, ConnectTimeout: 10 * time.Second,
 			// No minimum age: specs create orphans and want them gone at
 			// once; the live check of each ClusterJob still guards runs.
-			HubID: o.hubID, GCInterval: o.gcInterval, Tenancy: !o.tenancyOff,
+			HubID: o.hubID, GCInterval: o.gcInterval, Tenancy: !o.tenancyOff, EndedRunTTL: o.endedRunTTL,
 		},
 	}
 	Expect(r.SetupWithManager(ctx)).To(Succeed())
