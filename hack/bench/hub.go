@@ -73,6 +73,11 @@ func (b *bench) startHub(ctx context.Context, f *fleet, tag string) (*hubProcess
 	args := []string{"--kubeconfig", f.kubeconfig("hub"),
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1])}
+	// Plain HTTP on loopback: the bench scrapes without a token. A hub
+	// built before --metrics-secure serves plain HTTP anyway.
+	if hasFlag(bin, "metrics-secure") {
+		args = append(args, "--metrics-secure=false")
+	}
 	if hasFlag(bin, "pprof-bind-address") {
 		args = append(args, "--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[2]))
 		h.pprofURL = fmt.Sprintf("http://127.0.0.1:%d", ports[2])
