@@ -109,10 +109,11 @@ func (b *bench) startHub(ctx context.Context, f *fleet, tag string) (*hubProcess
 	return h, nil
 }
 
-// hasFlag tells whether bin's -help mentions --name.
+// hasFlag tells whether bin's -help mentions --name: followed by its
+// value's name, or by a line break for a bool flag.
 func hasFlag(bin, name string) bool {
 	out, _ := exec.Command(bin, "-help").CombinedOutput()
-	return bytes.Contains(out, []byte("-"+name+" "))
+	return bytes.Contains(out, []byte("-"+name+" ")) || bytes.Contains(out, []byte("-"+name+"\n"))
 }
 
 // freePorts asks the kernel for n free loopback ports. Another process
