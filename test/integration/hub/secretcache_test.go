@@ -77,4 +77,20 @@ var _ = Describe("The hub's Secret cache", func() {
 		Expect(hubC.Patch(ctx, unlabelled, client.MergeFrom(secrets[0]))).To(Succeed())
 		Eventually(cachedNames).Should(BeEmpty(), "a Secret that is no longer a registration leaves the cache, as if deleted")
 	})
+
+	// The hub's cache sees a Secret that loses the label as deleted: the
+	// member must be forgotten as when its Secret is deleted.
+	It("makes the hub forget a member whose registration loses the label", func() {
+		register(members["member-a"], admin, nil)
+		stopHub := startHub(hubOptions{})
+		DeferCleanup(func() { cleanUp(stopHub) })
+		Eventually(func() bool { m, _ := registry.Member("member-a"); return m.Engaged }).Should(BeTrue())
+
+		secret := &corev1.Secret{}
+		Expect(hubC.Get(ctx, client.ObjectKey{Namespace: workNamespace, Name: "member-a"}, secret)).To(Succeed())
+		unlabelled := secret.DeepCopy()
+		delete(unlabelled.Labels, fleetv1.RegistrationLabel)
+		Expect(hubC.Patch(ctx, unlabelled, client.MergeFrom(secret))).To(Succeed())
+		Eventually(func() bool { _, known := registry.Member("member-a"); return known }).Should(BeFalse())
+	})
 })
