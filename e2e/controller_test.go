@@ -234,7 +234,7 @@ func (h *deployedHub) start() {
 	// it: a force-deleted pod's container may outlive its API object by
 	// seconds, and only the lease keeps it from acting beside the next
 	// pod. A start after kill waits out the killed pod's lease (15 s).
-	args := append([]string{"--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8080"}, controllerArgs...)
+	args := append([]string{"--leader-elect", "--health-probe-bind-address=:8081", "--metrics-bind-address=:8443"}, controllerArgs...)
 	patch, err := json.Marshal([]map[string]any{{"op": "replace", "path": "/spec/template/spec/containers/0/args", "value": args}})
 	Expect(err).NotTo(HaveOccurred())
 	h.f.kubectlOK("hub", "-n", workNamespace, "patch", hubDeployment, "--type=json", "-p", string(patch))

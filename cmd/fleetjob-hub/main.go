@@ -27,6 +27,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,6 +35,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -56,7 +58,11 @@ func main() {
 		members   clusters.Options
 		opts      controller.Options
 	)
-	flag.StringVar(&serve.metricsAddr, "metrics-bind-address", ":8080", "Address of the metrics endpoint; 0 disables it.")
+	flag.StringVar(&serve.metrics.BindAddress, "metrics-bind-address", ":8443", "Address of the metrics endpoint; 0 disables it.")
+	flag.BoolVar(&serve.metrics.Secure, "metrics-secure", true, "Serve metrics over HTTPS to callers the hub's API server authenticates and authorizes for get on /metrics (a token bound to ClusterRole fleetjob-metrics-reader); false: plain HTTP to anyone.")
+	flag.StringVar(&serve.metrics.CertDir, "metrics-cert-path", "", "Directory of the metrics serving certificate and key (reloaded on change); empty: a self-signed certificate made at start.")
+	flag.StringVar(&serve.metrics.CertName, "metrics-cert-name", "tls.crt", "File name of the metrics serving certificate in --metrics-cert-path.")
+	flag.StringVar(&serve.metrics.KeyName, "metrics-cert-key", "tls.key", "File name of the metrics serving key in --metrics-cert-path.")
 	flag.StringVar(&serve.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
 	flag.StringVar(&serve.pprofAddr, "pprof-bind-address", "", "Address of the Go profiler (net/http/pprof); empty disables it.")
 	flag.BoolVar(&serve.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica acts.")
@@ -81,11 +87,13 @@ func main() {
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
+	setLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	members.QPS, members.Namespace, opts.RegistrationNamespace = float32(*qps), namespace, namespace
 	opts.ConnectTimeout, opts.GCMinAge = members.ConnectTimeout, gcMinAge
 	opts.Tenancy = *tenancy == "on"
 	err := validate(members, opts)
+	metricsOpts, metricsErr := serve.metrics.Options()
+	err = errors.Join(err, metricsErr)
 	if *tenancy != "on" && *tenancy != "off" {
 		err = errors.Join(err, fmt.Errorf("--tenancy must be on or off, not %q", *tenancy))
 	}
@@ -93,7 +101,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "fleetjob-hub: %v\n", err)
 		os.Exit(2)
 	}
-	if err := run(serve, members, opts); err != nil {
+	if err := run(serve, metricsOpts, members, opts); err != nil {
 		ctrl.Log.Error(err, "Running the hub controller failed")
 		os.Exit(1)
 	}
@@ -102,11 +110,20 @@ func main() {
 // serving is what the hub process serves besides reconciling, and whether
 // it elects a leader first.
 type serving struct {
-	metricsAddr, probeAddr, pprofAddr string
-	leaderElect                       bool
+	metrics              controller.MetricsServing
+	probeAddr, pprofAddr string
+	leaderElect          bool
 }
 
-func run(serve serving, members clusters.Options, opts controller.Options) error {
+// setLogger makes logger the process's only logger: controller-runtime's,
+// and klog's, which client-go and the leader election write to; without
+// it their lines would come out as klog text beside the JSON ones.
+func setLogger(logger logr.Logger) {
+	ctrl.SetLogger(logger)
+	klog.SetLogger(logger)
+}
+
+func run(serve serving, metricsOpts metricsserver.Options, members clusters.Options, opts controller.Options) error {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return err
@@ -129,12 +146,11 @@ func run(serve serving, members clusters.Options, opts controller.Options) error
 	// registration controller and cut members off.
 	mgrOpts := mcmanager.Options{
 		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: serve.metricsAddr},
+		Metrics:                metricsOpts,
 		HealthProbeBindAddress: serve.probeAddr,
 		PprofBindAddress:       serve.pprofAddr,
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			// The hub reads Secrets only where registrations live.
-			&corev1.Secret{}: {Namespaces: map[string]cache.Config{members.Namespace: {}}},
+			&corev1.Secret{}: clusters.RegistrationSecrets(members.Namespace),
 		}},
 	}
 	if serve.leaderElect {
@@ -162,7 +178,7 @@ func run(serve serving, members clusters.Options, opts controller.Options) error
 	if err := (&controller.ClusterSetReconciler{Hub: local.GetClient(), RegistrationNamespace: members.Namespace}).SetupWithManager(local); err != nil {
 		return err
 	}
-	metrics.Registry.MustRegister(&controller.Collector{Hub: local.GetClient(), Members: provider})
+	metrics.Registry.MustRegister(controller.NewCollector(mgr, provider))
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}

@@ -17,9 +17,15 @@ limitations under the License.
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/hub/controller"
@@ -63,5 +69,32 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("validate() error = %v, want it to contain %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestKlogIsJSON: what client-go and the leader election log through klog
+// comes out of the hub's own logger, one JSON object a line, like the
+// hub's lines.
+func TestKlogIsJSON(t *testing.T) {
+	var out bytes.Buffer
+	setLogger(zap.New(zap.WriteTo(&out), zap.JSONEncoder()))
+	t.Cleanup(klog.ClearLogger)
+	klog.InfoS("Watch close", "reflector", "pkg/mod/k8s.io/client-go/tools/cache/reflector.go:1", "type", "*v1.Job")
+	klog.Warningf("unable to sync caches for %s", "member-a")
+	klog.ErrorS(nil, "Failed to update lock", "lease", "fleetjob-system/fleetjob-hub.fleetjob.io")
+	klog.Flush()
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var entry struct {
+			Msg string `json:"msg"`
+		}
+		if err := json.Unmarshal([]byte(line), &entry); err != nil {
+			t.Fatalf("a klog line is not JSON: %q: %v", line, err)
+		}
+		got = append(got, entry.Msg)
+	}
+	want := []string{"Watch close", "unable to sync caches for member-a", "Failed to update lock"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("klog messages (-want +got):\n%s", diff)
 	}
 }

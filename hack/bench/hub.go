@@ -73,6 +73,11 @@ func (b *bench) startHub(ctx context.Context, f *fleet, tag string) (*hubProcess
 	args := []string{"--kubeconfig", f.kubeconfig("hub"),
 		"--metrics-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[0]),
 		"--health-probe-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[1])}
+	// Plain HTTP on loopback: the bench scrapes without a token. A hub
+	// built before --metrics-secure serves plain HTTP anyway.
+	if hasFlag(bin, "metrics-secure") {
+		args = append(args, "--metrics-secure=false")
+	}
 	if hasFlag(bin, "pprof-bind-address") {
 		args = append(args, "--pprof-bind-address", fmt.Sprintf("127.0.0.1:%d", ports[2]))
 		h.pprofURL = fmt.Sprintf("http://127.0.0.1:%d", ports[2])
@@ -104,10 +109,11 @@ func (b *bench) startHub(ctx context.Context, f *fleet, tag string) (*hubProcess
 	return h, nil
 }
 
-// hasFlag tells whether bin's -help mentions --name.
+// hasFlag tells whether bin's -help mentions --name: followed by its
+// value's name, or by a line break for a bool flag.
 func hasFlag(bin, name string) bool {
 	out, _ := exec.Command(bin, "-help").CombinedOutput()
-	return bytes.Contains(out, []byte("-"+name+" "))
+	return bytes.Contains(out, []byte("-"+name+" ")) || bytes.Contains(out, []byte("-"+name+"\n"))
 }
 
 // freePorts asks the kernel for n free loopback ports. Another process

@@ -31,8 +31,8 @@ import (
 // with time, not with registrations, is cutting its own watches.
 var memberWatches = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "fleetjob_member_watch_requests_total",
-	Help: "Watch requests the hub sent to member API servers, by cluster and resource.",
-}, []string{"cluster", "resource"})
+	Help: "Watch requests the hub sent to member API servers, by member cluster and resource.",
+}, []string{"member_cluster", "resource"})
 
 func init() {
 	metrics.Registry.MustRegister(memberWatches)

@@ -21,11 +21,12 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-// TestCountWatches checks that only watch requests count, by the resource
-// they watch.
+// TestCountWatches checks that only watch requests count, by member
+// cluster and the resource they watch.
 func TestCountWatches(t *testing.T) {
 	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	defer server.Close()
@@ -48,7 +49,9 @@ func TestCountWatches(t *testing.T) {
 		_ = resp.Body.Close()
 	}
 	for resource, want := range map[string]float64{"jobs": 2, "nodes": 1, "configmaps": 0} {
-		if got := testutil.ToFloat64(memberWatches.WithLabelValues("metrics-test", resource)); got != want {
+		// By name: member_cluster, not cluster, which the Prometheus
+		// Operator sets on every series of a target.
+		if got := testutil.ToFloat64(memberWatches.With(prometheus.Labels{"member_cluster": "metrics-test", "resource": resource})); got != want {
 			t.Errorf("watches of %s = %v, want %v", resource, got, want)
 		}
 	}

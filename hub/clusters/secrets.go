@@ -26,9 +26,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -51,6 +53,20 @@ const connectWorkers = 8
 // one is tried again: the older one's first attempt takes a second or so
 // when its member answers, and the wait ends with the start-up grace anyway.
 const waitForOlder = time.Second
+
+// RegistrationSecrets is the hub cache's configuration for Secrets: only
+// those labelled as registrations (fleetv1.RegistrationLabel=true) in
+// namespace. A Secret without the label registers nothing (unlabelling one
+// unregisters its member), so the hub never needs another: the TLS keys,
+// tokens and passwords that share the namespace stay out of its memory and
+// its watch. A Secret that loses the label leaves the cache, which the
+// reconciler sees as its deletion: the member is forgotten, as before.
+func RegistrationSecrets(namespace string) cache.ByObject {
+	return cache.ByObject{
+		Namespaces: map[string]cache.Config{namespace: {}},
+		Label:      labels.SelectorFromSet(labels.Set{fleetv1.RegistrationLabel: "true"}),
+	}
+}
 
 // SetupWithManager watches registration Secrets on the hub.
 func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {

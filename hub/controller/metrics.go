@@ -27,6 +27,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/clusters"
@@ -140,20 +141,48 @@ func observeLastGroup(st spoke.State) {
 // Collector reports ClusterJobs by phase and member clusters by
 // reachability at scrape time, from the hub cache and the registry: gauges
 // kept by the reconciler would drift when objects are deleted.
+//
+// Only the leader reports: every replica of the hub would otherwise export
+// the same gauges, and a sum over the hub's pods would count each run once
+// per replica.
 type Collector struct {
 	Hub     client.Reader
 	Members *clusters.Provider
+	// Elected is closed once this replica leads (the manager's Elected);
+	// until then the collector reports nothing, and reads no cache.
+	Elected <-chan struct{}
+}
+
+// NewCollector is the Collector of the hub run by mgr, whose registry is
+// members.
+func NewCollector(mgr mcmanager.Manager, members *clusters.Provider) *Collector {
+	local := mgr.GetLocalManager()
+	return &Collector{Hub: local.GetClient(), Members: members, Elected: local.Elected()}
+}
+
+// leading tells whether c's replica leads; a Collector with no Elected
+// channel always does.
+func (c *Collector) leading() bool {
+	if c.Elected == nil {
+		return true
+	}
+	select {
+	case <-c.Elected:
+		return true
+	default:
+		return false
+	}
 }
 
 var (
 	clusterJobsDesc = prometheus.NewDesc("fleetjob_clusterjobs", "ClusterJobs by phase.", []string{"phase"}, nil)
 	membersDesc     = prometheus.NewDesc("fleetjob_member_clusters", "Registered member clusters by reachability.", []string{"reachable", "reason"}, nil)
 	runNodesDesc    = prometheus.NewDesc("fleetjob_run_nodes", "Nodes of a ClusterJob's run in one cluster, by phase, from its MemberRun.",
-		[]string{"namespace", "clusterjob", "cluster", "phase"}, nil)
+		[]string{"clusterjob_namespace", "clusterjob", "member_cluster", "phase"}, nil)
 	runFailedDesc = prometheus.NewDesc("fleetjob_run_failed_nodes", "Failed nodes of a ClusterJob's run in one cluster, by reason, from its MemberRun's sample of up to 500 failed nodes.",
-		[]string{"namespace", "clusterjob", "cluster", "reason"}, nil)
+		[]string{"clusterjob_namespace", "clusterjob", "member_cluster", "reason"}, nil)
 	runClusterDesc = prometheus.NewDesc("fleetjob_run_cluster_info", "A ClusterJob's run in one cluster: 1, with the cluster's phase and reason.",
-		[]string{"namespace", "clusterjob", "cluster", "phase", "reason"}, nil)
+		[]string{"clusterjob_namespace", "clusterjob", "member_cluster", "phase", "reason"}, nil)
 )
 
 // Describe implements prometheus.Collector.
@@ -167,6 +196,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	if !c.leading() {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	list := &fleetv1.ClusterJobList{}

@@ -68,18 +68,18 @@ func TestCollectRun(t *testing.T) {
 	want := `
 # HELP fleetjob_run_cluster_info A ClusterJob's run in one cluster: 1, with the cluster's phase and reason.
 # TYPE fleetjob_run_cluster_info gauge
-fleetjob_run_cluster_info{cluster="eu-1",clusterjob="clean",namespace="team-a",phase="Running",reason="FailureBudgetExceeded"} 1
+fleetjob_run_cluster_info{clusterjob="clean",clusterjob_namespace="team-a",member_cluster="eu-1",phase="Running",reason="FailureBudgetExceeded"} 1
 # HELP fleetjob_run_failed_nodes Failed nodes of a ClusterJob's run in one cluster, by reason, from its MemberRun's sample of up to 500 failed nodes.
 # TYPE fleetjob_run_failed_nodes gauge
-fleetjob_run_failed_nodes{cluster="eu-1",clusterjob="clean",namespace="team-a",reason="BackoffLimitExceeded"} 2
-fleetjob_run_failed_nodes{cluster="eu-1",clusterjob="clean",namespace="team-a",reason="NotStarted"} 1
+fleetjob_run_failed_nodes{clusterjob="clean",clusterjob_namespace="team-a",member_cluster="eu-1",reason="BackoffLimitExceeded"} 2
+fleetjob_run_failed_nodes{clusterjob="clean",clusterjob_namespace="team-a",member_cluster="eu-1",reason="NotStarted"} 1
 # HELP fleetjob_run_nodes Nodes of a ClusterJob's run in one cluster, by phase, from its MemberRun.
 # TYPE fleetjob_run_nodes gauge
-fleetjob_run_nodes{cluster="eu-1",clusterjob="clean",namespace="team-a",phase="Failed"} 3
-fleetjob_run_nodes{cluster="eu-1",clusterjob="clean",namespace="team-a",phase="Pending"} 4
-fleetjob_run_nodes{cluster="eu-1",clusterjob="clean",namespace="team-a",phase="Running"} 1
-fleetjob_run_nodes{cluster="eu-1",clusterjob="clean",namespace="team-a",phase="Skipped"} 0
-fleetjob_run_nodes{cluster="eu-1",clusterjob="clean",namespace="team-a",phase="Succeeded"} 2
+fleetjob_run_nodes{clusterjob="clean",clusterjob_namespace="team-a",member_cluster="eu-1",phase="Failed"} 3
+fleetjob_run_nodes{clusterjob="clean",clusterjob_namespace="team-a",member_cluster="eu-1",phase="Pending"} 4
+fleetjob_run_nodes{clusterjob="clean",clusterjob_namespace="team-a",member_cluster="eu-1",phase="Running"} 1
+fleetjob_run_nodes{clusterjob="clean",clusterjob_namespace="team-a",member_cluster="eu-1",phase="Skipped"} 0
+fleetjob_run_nodes{clusterjob="clean",clusterjob_namespace="team-a",member_cluster="eu-1",phase="Succeeded"} 2
 `
 	if err := testutil.CollectAndCompare(runCollector{written, unwritten}, strings.NewReader(want)); err != nil {
 		t.Error(err)

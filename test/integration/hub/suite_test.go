@@ -28,6 +28,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -217,6 +218,13 @@ type hubOptions struct {
 	leaderElect bool
 	// endedRunTTL is --ended-run-ttl (default 0, off).
 	endedRunTTL time.Duration
+	// metrics, when set, serves /metrics as the --metrics-* flags say
+	// (default: no metrics server).
+	metrics *controller.MetricsServing
+	// collector, when set, is where the hub's Collector is registered, as
+	// cmd/fleetjob-hub registers it with controller-runtime's registry:
+	// each hub of a spec has its own, the hubs share one process.
+	collector prometheus.Registerer
 }
 
 // testHubID is the identity of the suite's hub.
@@ -276,8 +284,13 @@ func startHub(o hubOptions) func() {
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: {Namespaces: map[string]cache.Config{workNamespace: {}}},
+			&corev1.Secret{}: clusters.RegistrationSecrets(workNamespace),
 		}},
+	}
+	if o.metrics != nil {
+		var err error
+		mgrOpts.Metrics, err = o.metrics.Options()
+		Expect(err).NotTo(HaveOccurred())
 	}
 	if o.leaderElect {
 		controller.ElectLeader(&mgrOpts, workNamespace)
@@ -307,6 +320,11 @@ func startHub(o hubOptions) func() {
 	Expect(r.SetupWithManager(ctx)).To(Succeed())
 	Expect(provider.SetupWithManager(mgr)).To(Succeed())
 	Expect((&controller.ClusterSetReconciler{Hub: local.GetClient(), RegistrationNamespace: workNamespace}).SetupWithManager(local)).To(Succeed())
+	var collector *controller.Collector
+	if o.collector != nil {
+		collector = controller.NewCollector(mgr, provider)
+		Expect(o.collector.Register(collector)).To(Succeed())
+	}
 	mgrCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -323,6 +341,9 @@ func startHub(o hubOptions) func() {
 		stop()
 		<-done
 		once.Do(func() {
+			if collector != nil {
+				o.collector.Unregister(collector)
+			}
 			liveHubs.Lock()
 			defer liveHubs.Unlock()
 			liveHubs.n[cfg]--
