@@ -52,11 +52,15 @@ const connectWorkers = 8
 // when its member answers, and the wait ends with the start-up grace anyway.
 const waitForOlder = time.Second
 
-// SetupWithManager watches registration Secrets on the hub.
+// SetupWithManager watches registration Secrets on the hub, and publishes
+// one MemberCluster per registration.
 func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
 	local := mgr.GetLocalManager()
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == p.opts.Namespace })
 	p.hub = local.GetClient()
+	if err := p.setupMemberClusters(local); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(local).
 		Named("fleetjob-registrations").
 		For(&corev1.Secret{}, builder.WithPredicates(inNamespace)).
