@@ -65,6 +65,10 @@ const inventoryJitter = 0.1
 // the hub's cache and at most three writes to the hub.
 const memberClusterTimeout = 30 * time.Second
 
+// conflictRetry is when a MemberCluster whose write lost an optimistic lock
+// is tried again, without logging an error for a race that is normal.
+const conflictRetry = time.Second
+
 // memberClusterWorkers MemberClusters are written at once: each reconcile
 // is a handful of hub calls, and a hub start writes every member's.
 const memberClusterWorkers = 4
@@ -222,7 +226,9 @@ func (r *memberClusterReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	}
 	if err := r.writeStatus(ctx, mc, want); err != nil {
 		if apierrors.IsConflict(err) {
-			return ctrl.Result{Requeue: true}, nil // the cache is behind our last write
+			// The cache is behind a write; it catches up within
+			// milliseconds, and the watch event of that write requeues too.
+			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		return ctrl.Result{}, err
 	}
