@@ -208,3 +208,54 @@ func series(t *testing.T, vec *prometheus.GaugeVec, member string) float64 {
 	}
 	return -1
 }
+
+// TestPublishedChanges checks who hears of which change: the MemberCluster
+// publisher hears of every connection change and of what a probe read; the
+// hub's reconcilers only of the former, for a probe every few minutes per
+// member must not wake every unfinished run.
+func TestPublishedChanges(t *testing.T) {
+	clk := &fakeClock{t: t0}
+	p := newTestProvider(clk)
+	cl := &fakeCluster{id: 1}
+	var stop cancelRecorder
+	published := func() []string {
+		if len(p.published.signal) == 0 {
+			return nil
+		}
+		names, err := p.published.wait(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	reg := testReg("h1", nil)
+	steps := []struct {
+		name                    string
+		do                      func()
+		wantChanges, wantPublic []string
+	}{
+		{name: "registered", do: func() { p.upsert(reg) }, wantChanges: []string{testName}, wantPublic: []string{testName}},
+		{name: "access reviewed", do: func() { p.reviewed(testName, []string{"list nodes"}) }, wantPublic: []string{testName}},
+		{name: "the same review again", do: func() { p.reviewed(testName, []string{"list nodes"}) }},
+		{name: "refused", do: func() { p.failed(testName, errDenied) }, wantChanges: []string{testName}, wantPublic: []string{testName}},
+		{name: "engaged", do: func() {
+			p.reviewed(testName, nil)
+			p.replace(reg, cl, stop.cancel)
+			p.engaged(testName, cl)
+		}, wantChanges: []string{testName}, wantPublic: []string{testName}},
+		{name: "inventory read", do: func() { p.inventoried(testName, cl, "v1.36.3", 3) }, wantPublic: []string{testName}},
+		{name: "a new token", do: func() {
+			reg.tokenExpiry = at(day)
+			p.upsert(reg)
+		}, wantPublic: []string{testName}},
+	}
+	for i, s := range steps {
+		s.do()
+		if diff := cmp.Diff(s.wantChanges, takeChanges(t, p), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("step %d (%s): the reconcilers' changes (-want +got):\n%s", i, s.name, diff)
+		}
+		if diff := cmp.Diff(s.wantPublic, published(), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("step %d (%s): the publisher's changes (-want +got):\n%s", i, s.name, diff)
+		}
+	}
+}
