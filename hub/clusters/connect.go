@@ -54,6 +54,9 @@ type registration struct {
 	// created is the Secret's creationTimestamp, which decides between
 	// registrations of one cluster.
 	created time.Time
+	// tokenExpiry is when the kubeconfig's bearer token expires; zero when
+	// unknown.
+	tokenExpiry time.Time
 }
 
 // parseRegistration reads a registration Secret, naming the field at fault.
@@ -68,6 +71,7 @@ func parseRegistration(s *corev1.Secret) (registration, error) {
 	if err != nil {
 		return reg, err
 	}
+	reg.tokenExpiry, _ = registrations.TokenExpiry(cfg.BearerToken)
 	h := sha256.New()
 	h.Write(r.Kubeconfig)
 	h.Write([]byte("\x00" + reg.namespace))
@@ -192,8 +196,12 @@ func (p *Provider) connect(ctx context.Context, reg registration) error {
 	defer cancel()
 	cfg := p.restConfig(reg.config)
 	if err := checkAccess(ctx, cfg, reg.namespace); err != nil {
+		if refused := (*accessError)(nil); errors.As(err, &refused) {
+			p.reviewed(reg.name, refused.denied)
+		}
 		return err
 	}
+	p.reviewed(reg.name, nil)
 	id, err := clusterID(ctx, cfg)
 	if err != nil {
 		return err
@@ -235,6 +243,7 @@ func (p *Provider) connect(ctx context.Context, reg registration) error {
 		return &duplicateError{other: w.name, id: id, why: w.why()}
 	}
 	go p.probeLoop(memberCtx, reg.name, cl, reg.namespace)
+	go p.inventoryLoop(memberCtx, reg.name, cl)
 	return nil
 }
 

@@ -29,6 +29,10 @@ type notifier struct {
 	mu      sync.Mutex
 	pending map[string]struct{}
 	signal  chan struct{}
+	// also, when set, is told of every change this one is: a second
+	// consumer that wants more changes than this one's (the MemberClusters
+	// also show what a member's probe read, which wakes no run).
+	also *notifier
 }
 
 func newNotifier() notifier {
@@ -42,6 +46,9 @@ func (n *notifier) notify(name string) {
 	select {
 	case n.signal <- struct{}{}:
 	default: // a wake-up is already pending; it will see this name too
+	}
+	if n.also != nil {
+		n.also.notify(name)
 	}
 }
 

@@ -105,12 +105,18 @@ type member struct {
 	// lostTo is the registration that runs the cluster this one points at,
 	// when another does (see owner).
 	lostTo claimant
+	// seen is what the hub saw of the cluster besides its connection, for
+	// its MemberCluster.
+	seen observation
 }
 
 // Provider is a multicluster-runtime provider over registration Secrets.
 type Provider struct {
-	opts     Options
-	notifier notifier
+	opts Options
+	// notifier tells the hub's reconcilers of connection changes;
+	// published tells the MemberCluster publisher of those and of what a
+	// member's inventory probe read.
+	notifier, published notifier
 
 	mu       sync.RWMutex
 	members  map[string]*member
@@ -145,15 +151,18 @@ var (
 
 // New returns a Provider; SetupWithManager wires it into a manager.
 func New(opts Options) *Provider {
-	return &Provider{
-		opts:     opts,
-		notifier: newNotifier(),
-		members:  map[string]*member{},
-		ready:    make(chan struct{}),
-		now:      time.Now,
-		wakeups:  make(chan event.GenericEvent),
-		done:     make(chan struct{}),
+	p := &Provider{
+		opts:      opts,
+		notifier:  newNotifier(),
+		published: newNotifier(),
+		members:   map[string]*member{},
+		ready:     make(chan struct{}),
+		now:       time.Now,
+		wakeups:   make(chan event.GenericEvent),
+		done:      make(chan struct{}),
 	}
+	p.notifier.also = &p.published
+	return p
 }
 
 // Start records where to engage members; the manager calls it once.

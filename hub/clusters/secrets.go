@@ -68,11 +68,15 @@ func RegistrationSecrets(namespace string) cache.ByObject {
 	}
 }
 
-// SetupWithManager watches registration Secrets on the hub.
+// SetupWithManager watches registration Secrets on the hub, and publishes
+// one MemberCluster per registration.
 func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
 	local := mgr.GetLocalManager()
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == p.opts.Namespace })
 	p.hub = local.GetClient()
+	if err := p.setupMemberClusters(local); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(local).
 		Named("fleetjob-registrations").
 		For(&corev1.Secret{}, builder.WithPredicates(inNamespace)).

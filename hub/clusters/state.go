@@ -51,6 +51,10 @@ func (p *Provider) upsert(reg registration) (upToDate bool) {
 		defer p.notifier.notify(reg.name)
 	}
 	m.snapshot.Labels, m.created = reg.labels, reg.created
+	if !m.seen.tokenExpiry.Equal(reg.tokenExpiry) {
+		m.seen.tokenExpiry = reg.tokenExpiry
+		defer p.published.notify(reg.name)
+	}
 	// The namespace follows the cluster: an engaged cluster's caches cover
 	// its old namespace until a reconnect with the new one succeeds.
 	if m.cluster == nil {
@@ -78,6 +82,8 @@ func (p *Provider) invalid(reg registration, err error) {
 	m.cluster, m.cancel, m.hash = nil, nil, ""
 	m.snapshot.Engaged, m.snapshot.ClusterID = false, ""
 	m.snapshot.Labels, m.snapshot.Namespace, m.created = reg.labels, reg.namespace, reg.created
+	// Nothing was reviewed with credentials the hub cannot use.
+	m.seen.tokenExpiry, m.seen.reviewed, m.seen.denied = time.Time{}, false, nil
 	p.setUnreachable(m, fleetv1.ClusterReasonInvalidRegistration, err.Error())
 	p.notifier.notify(reg.name)
 }
