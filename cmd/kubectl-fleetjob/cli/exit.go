@@ -57,13 +57,13 @@ const (
 
 // exitCodesHelp documents the exit codes in --help.
 const exitCodesHelp = `Exit codes:
-  0  done; a run waited on (status -w, retry -w) completed
-  1  the run waited on ended Failed
-  2  usage: bad arguments or flags, nothing was asked of any cluster
-  3  the hub or a member could not be reached, or refused or failed a request
-  4  --timeout passed before the run waited on ended
-  5  any other failure: a check that did not hold, nothing to do
-  130 interrupted`
+  0    done; a run waited on (status -w, retry -w) completed
+  1    the run waited on ended Failed
+  2    usage: bad arguments or flags, nothing was asked of any cluster
+  3    the hub or a member could not be reached, or refused or failed a request
+  4    --timeout passed before the run waited on ended
+  5    any other failure: a check that did not hold, nothing to do
+  130  interrupted`
 
 // usageError is a mistake in the command line, found before any cluster
 // was asked anything.
