@@ -43,7 +43,7 @@ func (o *options) getClusterJob(ctx context.Context, c client.Reader, name strin
 	cj := &fleetv1.ClusterJob{}
 	err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cj)
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("clusterjob %s/%s not found on the hub (see kubectl get clusterjobs -n %s)", ns, name, ns)
+		return nil, explain(err, "clusterjob %s/%s not found on the hub (see kubectl get clusterjobs -n %s)", ns, name, ns)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading clusterjob %s/%s on the hub: %w", ns, name, err)

@@ -23,18 +23,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/output"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/render"
 )
 
 type clusterSetsOptions struct {
 	*options
-	output string
+	out *outputFlags
 }
 
 // newClusterSets is `clustersets`: the sets, their policy, clusters and
 // bindings.
 func newClusterSets(o *options) *cobra.Command {
-	c := &clusterSetsOptions{options: o}
+	c := &clusterSetsOptions{options: o, out: newOutputFlags(true)}
 	cmd := &cobra.Command{
 		Use:   "clustersets",
 		Short: "List cluster sets: their Pod Security level, clusters and bound namespaces",
@@ -45,13 +46,16 @@ Security level its clusters hold pod templates to, how many registered
 clusters are in it (the registrations in --registration-namespace labelled
 fleetjob.io/cluster-set with its name; default without the label), and the
 hub namespaces bound to it, whose ClusterJobs may select its clusters.
--o wide adds the clusters' names.`,
+-o wide adds the clusters' names; -o prints a List of ClusterSetSummary
+(cli.fleetjob.io/v1alpha1, named for the set). A set whose clusters do not
+all enforce its level is warned of on stderr.`,
 		Example: `  kubectl fleetjob clustersets
   kubectl fleetjob clustersets -o wide
-  kubectl fleetjob clustersets -o json`,
+  kubectl fleetjob clustersets -o json
+  kubectl fleetjob clustersets -o jsonpath='{.items[?(@.defined==false)].metadata.name}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutput(c.output, "wide", "yaml", "json"); err != nil {
+			if err := c.out.validate(); err != nil {
 				return err
 			}
 			sets, err := c.list(cmd.Context())
@@ -61,7 +65,7 @@ hub namespaces bound to it, whose ClusterJobs may select its clusters.
 			return c.print(sets)
 		},
 	}
-	cmd.Flags().StringVarP(&c.output, "output", "o", "", "Output format: wide, yaml or json")
+	c.out.addFlags(cmd)
 	return cmd
 }
 
@@ -77,13 +81,25 @@ func (c *clusterSetsOptions) list(ctx context.Context) ([]hub.SetInfo, error) {
 }
 
 func (c *clusterSetsOptions) print(sets []hub.SetInfo) error {
+	fmt.Fprint(c.streams.ErrOut, render.ClusterSetWarnings(sets, colour(c.streams.ErrOut)))
 	switch {
-	case c.output == "yaml" || c.output == "json":
-		return printData(c.streams.Out, c.output, sets)
+	case !c.out.human():
+		return printList(c.out, setSummaries(sets), c.streams.Out)
 	case len(sets) == 0:
 		fmt.Fprintf(c.streams.ErrOut, "No cluster sets: the hub has no ClusterSet, no registration in namespace %s and no ClusterSetBinding (see kubectl fleetjob register --help).\n", c.registrationNamespace)
 		return nil
 	}
-	_, err := fmt.Fprint(c.streams.Out, render.ClusterSets(sets, c.output == "wide", colour(c.streams.Out)))
+	_, err := fmt.Fprint(c.streams.Out, render.ClusterSets(sets, c.out.options(c.streams.Out)))
 	return err
+}
+
+// setSummaries are sets as ClusterSetSummary objects.
+func setSummaries(sets []hub.SetInfo) []output.ClusterSetSummary {
+	out := make([]output.ClusterSetSummary, len(sets))
+	for i, s := range sets {
+		sum := output.NewClusterSetSummary(s.Name)
+		sum.PodSecurity, sum.Defined, sum.Clusters, sum.Bindings, sum.Warning = string(s.PodSecurity), s.Defined, s.Clusters, s.Bindings, s.Warning
+		out[i] = sum
+	}
+	return out
 }

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,15 +82,48 @@ team-a    restricted                        2          ops,team-a   us-1,us-2
 `,
 		},
 		{
-			name: "yaml",
+			name: "yaml: a List of ClusterSetSummary",
 			objs: []client.Object{registrationOf("eu-1", "")},
 			args: []string{"-o", "yaml"},
-			wantOut: `- bindings: []
+			wantOut: `apiVersion: v1
+items:
+- apiVersion: cli.fleetjob.io/v1alpha1
+  bindings: []
   clusters:
   - eu-1
   defined: false
-  name: default
+  kind: ClusterSetSummary
+  metadata:
+    name: default
   podSecurity: baseline
+kind: List
+`,
+		},
+		{
+			name:    "name",
+			objs:    fleet,
+			args:    []string{"-o", "name"},
+			wantOut: "clustersetsummary.cli.fleetjob.io/default\nclustersetsummary.cli.fleetjob.io/spare\nclustersetsummary.cli.fleetjob.io/team-a\n",
+		},
+		{
+			name:    "jsonpath",
+			objs:    fleet,
+			args:    []string{"-o", "jsonpath={range .items[*]}{.metadata.name}={.podSecurity}{\"\\n\"}{end}"},
+			wantOut: "default=baseline\nspare=privileged\nteam-a=restricted\n",
+		},
+		{
+			name:    "custom-columns without headers",
+			objs:    fleet,
+			args:    []string{"-o", "custom-columns=SET:.metadata.name,CLUSTERS:.clusters,BOUND:.bindings[*]", "--no-headers"},
+			wantOut: "default   [\"eu-1\"]" + strings.Repeat(" ", 10) + "default\nspare     []" + strings.Repeat(" ", 16) + "<none>\nteam-a    [\"us-1\",\"us-2\"]   ops,team-a\n",
+		},
+		{
+			name: "table without headers",
+			objs: fleet,
+			args: []string{"--no-headers"},
+			wantOut: `default   baseline (no ClusterSet object)   1   default
+spare     privileged                        0   <none>
+team-a    restricted                        2   ops,team-a
 `,
 		},
 		{name: "nothing", wantOut: ""},
@@ -151,12 +185,45 @@ func TestBindCommand(t *testing.T) {
 		{
 			name:    "dry run asks the hub nothing",
 			funcs:   forbiddenByPolicy,
-			args:    []string{"team-a", "--dry-run"},
-			wantOut: "clustersetbinding.fleetjob.io/team-a would be created in namespace ops (dry run)\n",
+			args:    []string{"team-a", "--dry-run=client"},
+			wantOut: "clustersetbinding.fleetjob.io/team-a created in namespace ops: its ClusterJobs may select the clusters of cluster set team-a (dry run)\n",
+		},
+		{
+			name:    "server dry run: the hub's policy refuses",
+			funcs:   forbiddenByPolicy,
+			args:    []string{"team-a", "--dry-run=server"},
+			wantErr: "binding cluster set team-a to namespace ops needs the bind verb",
+		},
+		{
+			name:    "server dry run: admitted, nothing stored",
+			args:    []string{"team-a", "--dry-run=server"},
+			wantOut: "clustersetbinding.fleetjob.io/team-a created in namespace ops: its ClusterJobs may select the clusters of cluster set team-a (server dry run)\n",
+		},
+		{
+			name:         "created, printed by name",
+			args:         []string{"team-a", "-o", "name"},
+			wantOut:      "clustersetbinding.fleetjob.io/team-a\n",
+			wantBindings: []string{"ops/team-a"},
+		},
+		{
+			name:         "unbind, server dry run",
+			unbind:       true,
+			objs:         []client.Object{bindingOf("ops", "team-a")},
+			args:         []string{"team-a", "--dry-run=server"},
+			wantOut:      "clustersetbinding.fleetjob.io/team-a deleted from namespace ops: its new runs may no longer select the clusters of cluster set team-a (started runs keep theirs) (server dry run)\n",
+			wantBindings: []string{"ops/team-a"},
+		},
+		{
+			name:         "unbind, client dry run",
+			unbind:       true,
+			objs:         []client.Object{bindingOf("ops", "team-a")},
+			args:         []string{"team-a", "--dry-run=client"},
+			wantOut:      "clustersetbinding.fleetjob.io/team-a deleted from namespace ops: its new runs may no longer select the clusters of cluster set team-a (started runs keep theirs) (dry run)\n",
+			wantBindings: []string{"ops/team-a"},
 		},
 		{
 			name: "dry run as yaml",
-			args: []string{"team-a", "--dry-run", "-o", "yaml"},
+			args: []string{"team-a", "--dry-run=client", "-o", "yaml"},
 			wantOut: `apiVersion: fleetjob.io/v1alpha1
 kind: ClusterSetBinding
 metadata:
@@ -188,7 +255,7 @@ spec:
 				build = func(o *options) *cobra.Command { o.hub = hubC; return newUnbind(o) }
 			}
 			out, _, err := runOn(t, kubeconfig, build, tc.args...)
-			if diff := cmp.Diff(tc.wantErr, errString(err)); diff != "" {
+			if diff := cmp.Diff(tc.wantErr, errString(err), substring); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.wantOut, out); diff != "" {
@@ -224,7 +291,7 @@ func bindings(t *testing.T, hubC func() (client.WithWatch, error)) []string {
 // TestBindDryRunJSON: -o json is one ClusterSetBinding kubectl can apply.
 func TestBindDryRunJSON(t *testing.T) {
 	kubeconfig, _ := testKubeconfig(t)
-	out, _, err := execute(t, "--kubeconfig", kubeconfig, "bind", "team-a", "-n", "team-a", "--dry-run", "-o", "json")
+	out, _, err := execute(t, "--kubeconfig", kubeconfig, "bind", "team-a", "-n", "team-a", "--dry-run=client", "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,10 +61,11 @@ The logs are read with your own credentials for the member (--member-context,
 logs. The work namespace comes from the cluster's registration on the hub.`,
 		Example: `  kubectl fleetjob logs clean-disks --cluster eu-1 --node node-7 --member-context kind-eu-1
   kubectl fleetjob logs clean-disks --cluster eu-1 --node node-7 --member-context kind-eu-1 -f`,
-		Args: exactlyOne("NAME", "the ClusterJob name"),
+		Args:              exactlyOne("NAME", "the ClusterJob name"),
+		ValidArgsFunction: completeClusterJobs(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if l.cluster == "" || l.node == "" {
-				return errors.New("--cluster and --node are required: the member cluster and the node whose pod to read")
+				return usage(errors.New("--cluster and --node are required: the member cluster and the node whose pod to read"))
 			}
 			return l.run(cmd.Context(), args[0])
 		},
@@ -72,6 +73,7 @@ logs. The work namespace comes from the cluster's registration on the hub.`,
 	flags := cmd.Flags()
 	l.member.addFlags(flags)
 	flags.StringVar(&l.cluster, "cluster", "", "Member cluster (its registration name)")
+	_ = cmd.RegisterFlagCompletionFunc("cluster", completeRunClusters(o))
 	flags.StringVar(&l.node, "node", "", "Node whose pod to read")
 	flags.StringVarP(&l.container, "container", "c", "", "Container (default: the pod's only or first container)")
 	flags.BoolVarP(&l.follow, "follow", "f", false, "Stream the logs until the pod's container ends")

@@ -55,7 +55,7 @@ func (m *memberFlags) set() bool { return m.context != "" || m.kubeconfig != "" 
 // --member-kubeconfig, the member context is looked up where the hub's is.
 func (m *memberFlags) restConfig(o *options) (*rest.Config, string, error) {
 	if !m.set() {
-		return nil, "", errors.New("--member-context is required: the kubeconfig context of the member cluster (see kubectl config get-contexts)")
+		return nil, "", usage(errors.New("--member-context is required: the kubeconfig context of the member cluster (see kubectl config get-contexts)"))
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	switch {
@@ -67,18 +67,18 @@ func (m *memberFlags) restConfig(o *options) (*rest.Config, string, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: m.context})
 	raw, err := cc.RawConfig()
 	if err != nil {
-		return nil, "", fmt.Errorf("member kubeconfig: %w", err)
+		return nil, "", &apiError{fmt.Errorf("member kubeconfig: %w", err)}
 	}
 	name := m.context
 	if name == "" {
 		name = raw.CurrentContext
 	}
 	if _, ok := raw.Contexts[name]; !ok || name == "" {
-		return nil, "", fmt.Errorf("member context %q is not in the kubeconfig (see kubectl config get-contexts)", name)
+		return nil, "", usagef("member context %q is not in the kubeconfig (see kubectl config get-contexts)", name)
 	}
 	cfg, err := cc.ClientConfig()
 	if err != nil {
-		return nil, "", fmt.Errorf("member context %q: %w", name, err)
+		return nil, "", &apiError{fmt.Errorf("member context %q: %w", name, err)}
 	}
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	return cfg, name, nil

@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/output"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/render"
 	"github.com/fleetjob/fleetjob/pkg/naming"
 	"github.com/fleetjob/fleetjob/pkg/plan"
@@ -31,7 +32,7 @@ import (
 
 func newPlan(o *options) *cobra.Command {
 	var clusters []string
-	var output string
+	out := newOutputFlags(false)
 	cmd := &cobra.Command{
 		Use:   "plan NAME [--cluster CLUSTER]...",
 		Short: "Show the frozen plans of a ClusterJob, in every cluster or some",
@@ -41,32 +42,40 @@ there: its groups in run order with their nodes, and the nodes left out
 cluster of the run by default; --cluster (repeatable) narrows. Plans are
 read from the members, a few at once, with the credentials the hub stores;
 a cluster that cannot be read is named, and the command exits non-zero
-after showing the others.`,
+after showing the others. -o prints a List of ClusterPlan
+(cli.fleetjob.io/v1alpha1, named for the cluster).`,
 		Example: `  kubectl fleetjob plan clean-disks
-  kubectl fleetjob plan clean-disks --cluster eu-1 -o json`,
-		Args: exactlyOne("NAME", "the ClusterJob name"),
+  kubectl fleetjob plan clean-disks --cluster eu-1 -o json
+  kubectl fleetjob plan clean-disks -o jsonpath='{range .items[*]}{.cluster}{"\t"}{.plan.groups[*].name}{"\n"}{end}'`,
+		Args:              exactlyOne("NAME", "the ClusterJob name"),
+		ValidArgsFunction: completeClusterJobs(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(output, "yaml", "json"); err != nil {
+			if err := out.validate(); err != nil {
 				return err
 			}
 			plans, readErr := o.readPlans(cmd.Context(), args[0], clusters)
 			if len(plans) == 0 {
 				return readErr
 			}
-			if output != "" {
-				if err := printData(o.streams.Out, output, plans); err != nil {
+			if !out.human() {
+				items := make([]output.ClusterPlan, len(plans))
+				for i, p := range plans {
+					items[i] = output.NewClusterPlan(p.Cluster, p.Plan)
+				}
+				if err := printList(out, items, o.streams.Out); err != nil {
 					return err
 				}
 				return readErr
 			}
-			if _, err := fmt.Fprint(o.streams.Out, render.Plans(plans)); err != nil {
+			if _, err := fmt.Fprint(o.streams.Out, render.Plans(plans, out.options(o.streams.Out))); err != nil {
 				return err
 			}
 			return readErr
 		},
 	}
 	cmd.Flags().StringSliceVar(&clusters, "cluster", nil, "Member cluster (repeatable; default: every cluster of the run)")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "Output format: yaml or json")
+	_ = cmd.RegisterFlagCompletionFunc("cluster", completeRunClusters(o))
+	out.addFlags(cmd)
 	return cmd
 }
 
@@ -78,11 +87,13 @@ func (o *options) readPlans(ctx context.Context, name string, clusters []string)
 	if err != nil {
 		return nil, err
 	}
-	cj, err := o.getClusterJob(ctx, c, name)
+	lookup, cancel := context.WithTimeout(ctx, hubTimeout)
+	defer cancel()
+	cj, err := o.getClusterJob(lookup, c, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := withRows(ctx, c, cj); err != nil {
+	if err := withRows(lookup, c, cj); err != nil {
 		return nil, err
 	}
 	if clusters, err = pickClusters(cj, clusters); err != nil {

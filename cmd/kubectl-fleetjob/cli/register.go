@@ -20,10 +20,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
@@ -53,7 +55,8 @@ type registerOptions struct {
 	set           string
 	server        string
 	tokenDuration time.Duration
-	dryRun        bool
+	dryRunFlag    string
+	dryRun        dryRun
 	output        string
 }
 
@@ -96,7 +99,14 @@ Running it again changes nothing but the token, and the work namespace's
 level if the set's has changed: run it before the token expires to rotate
 it, and after changing a ClusterSet's podSecurity. Each run sets the
 registration's labels and set anew: a run without --cluster-set puts the
-cluster back in the set default.`,
+cluster back in the set default.
+
+--dry-run=client prints what would be applied and written, and changes
+nothing (the hub is read for the set's Pod Security level). --dry-run=server
+sends the member objects and the hub Secret with dryRun=All: the member and
+the hub check that you may write them and store nothing; objects in a
+namespace that does not exist yet cannot be checked, and no token is minted
+or verified.`,
 		Example: `  # Register the cluster of context kind-eu-1 as eu-1, selectable by env and region
   kubectl fleetjob register eu-1 --member-context kind-eu-1 --label env=prod --label region=eu
 
@@ -107,8 +117,12 @@ cluster back in the set default.`,
   kubectl fleetjob register eu-1 --member-context kind-eu-1 --server https://eu-1-control-plane:6443
 
   # Print the member RBAC and the hub Secret for GitOps, changing nothing
-  kubectl fleetjob register eu-1 --member-context kind-eu-1 --dry-run -o yaml`,
-		Args: exactlyOne("NAME", "the cluster name"),
+  kubectl fleetjob register eu-1 --member-context kind-eu-1 --dry-run=client -o yaml
+
+  # Check that you may write everything, in the member and on the hub
+  kubectl fleetjob register eu-1 --member-context kind-eu-1 --dry-run=server`,
+		Args:              exactlyOne("NAME", "the cluster name"),
+		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r.name = args[0]
 			if err := r.validate(); err != nil {
@@ -124,7 +138,7 @@ cluster back in the set default.`,
 	flags.StringVar(&r.clusterSet, "cluster-set", "", "Cluster set of the cluster, as the registration label "+fleetv1.ClusterSetLabel+" (default: the set "+fleetv1.DefaultClusterSet+")")
 	flags.StringVar(&r.server, "server", "", "Member API server URL as the hub reaches it (default: the member context's server)")
 	flags.DurationVar(&r.tokenDuration, "token-duration", 365*24*time.Hour, "Requested lifetime of the hub's token; the member may grant less")
-	flags.BoolVar(&r.dryRun, "dry-run", false, "Print what would be applied; change nothing (the hub is read for the set's Pod Security level)")
+	addDryRunFlag(cmd, &r.dryRunFlag, "print what would be applied and change nothing (the hub is read for the set's Pod Security level)")
 	flags.StringVarP(&r.output, "output", "o", "", "Print the objects as yaml or json (the token redacted)")
 	return cmd
 }
@@ -133,7 +147,7 @@ cluster back in the set default.`,
 func exactlyOne(arg, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != 1 {
-			return fmt.Errorf("%s takes exactly one argument, %s (%s); got %d", cmd.CommandPath(), arg, what, len(args))
+			return usagef("%s takes exactly one argument, %s (%s); got %d", cmd.CommandPath(), arg, what, len(args))
 		}
 		return nil
 	}
@@ -141,19 +155,22 @@ func exactlyOne(arg, what string) cobra.PositionalArgs {
 
 func (r *registerOptions) validate() error {
 	if err := hub.ValidateName(r.name); err != nil {
-		return err
+		return usage(err)
 	}
 	if err := validateWorkNamespace(r.workNamespace); err != nil {
-		return err
+		return usage(err)
 	}
 	if r.tokenDuration < member.MinTokenDuration {
-		return fmt.Errorf("--token-duration %s is shorter than the %s the TokenRequest API allows", r.tokenDuration, member.MinTokenDuration)
+		return usagef("--token-duration %s is shorter than the %s the TokenRequest API allows", r.tokenDuration, member.MinTokenDuration)
 	}
 	var err error
 	if r.labels, err = hub.ParseLabels(r.labelArgs); err != nil {
-		return err
+		return usage(err)
 	}
 	if r.set, err = hub.JoinSet(r.labels, r.clusterSet); err != nil {
+		return usage(err)
+	}
+	if r.dryRun, err = parseDryRun(r.dryRunFlag, r.streams.ErrOut); err != nil {
 		return err
 	}
 	return checkOutput(r.output, "yaml", "json")
@@ -177,7 +194,7 @@ func (r *registerOptions) run(ctx context.Context) error {
 		return err
 	}
 	objs := member.Build(r.workNamespace, policy.PodSecurity)
-	if r.dryRun {
+	if r.dryRun == dryRunClient {
 		return r.printDryRun(memberCtx, objs, ep, policy)
 	}
 	hubCS, err := r.hubClientset()
@@ -186,6 +203,9 @@ func (r *registerOptions) run(ctx context.Context) error {
 	}
 	if err := r.checkHub(ctx, hubCS); err != nil {
 		return err
+	}
+	if r.dryRun == dryRunServer {
+		return r.serverDryRun(ctx, memberCtx, memberCS, hubCS, objs, ep, policy)
 	}
 	reg, proof, err := r.prepareMember(ctx, memberCtx, memberCfg, memberCS, objs, ep)
 	if err != nil {
@@ -241,7 +261,48 @@ func (r *registerOptions) checkHub(ctx context.Context, cs kubernetes.Interface)
 func (r *registerOptions) writeRegistration(ctx context.Context, cs kubernetes.Interface, reg hub.Registration) (created bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, hubTimeout)
 	defer cancel()
-	return hub.Apply(ctx, cs, r.registrationNamespace, reg, member.FieldManager)
+	return hub.Apply(ctx, cs, r.registrationNamespace, reg, member.FieldManager, r.dryRun.options())
+}
+
+// serverDryRun sends the member objects and the registration Secret, its
+// token a placeholder, with dryRun=All, and says what the clusters
+// accepted: no token is minted, so nothing is verified.
+func (r *registerOptions) serverDryRun(ctx context.Context, memberCtx string, memberCS, hubCS kubernetes.Interface, objs member.Objects, ep member.Endpoint, p hub.SetPolicy) error {
+	unchecked, err := member.ApplyServerDryRun(ctx, memberCS, objs)
+	if err != nil {
+		return fmt.Errorf("member context %s: %w", memberCtx, err)
+	}
+	kc, err := member.BuildKubeconfig(r.name, r.workNamespace, ep, member.Secret(DryRunToken))
+	if err != nil {
+		return err
+	}
+	created, err := r.writeRegistration(ctx, hubCS, hub.Registration{Name: r.name, Labels: r.labels, Namespace: r.workNamespace, Kubeconfig: kc, PodSecurity: objs.EnforcedLevel()})
+	if err != nil {
+		return err
+	}
+	if r.output != "" {
+		r.printPolicyNote(p)
+		return r.printObjects(memberCtx, objs, ep, DryRunToken)
+	}
+	w, suffix := r.streams.Out, r.dryRun.suffix()
+	var checked []string
+	for _, n := range objs.Names() {
+		if !slices.Contains(unchecked, n) {
+			checked = append(checked, n)
+		}
+	}
+	fmt.Fprintf(w, "member context %s: applied %s%s\n", memberCtx, strings.Join(checked, ", "), suffix)
+	if len(unchecked) > 0 {
+		fmt.Fprintf(w, "member context %s: not checked %s: their namespace does not exist yet, and a dry run creates none%s\n", memberCtx, strings.Join(unchecked, ", "), suffix)
+	}
+	r.printPolicyNote(p)
+	fmt.Fprintf(w, "member context %s: no token minted, no access verified: they need the objects applied%s\n", memberCtx, suffix)
+	verb := "configured"
+	if created {
+		verb = "created"
+	}
+	fmt.Fprintf(w, "secret/%s %s in namespace %s on the hub%s\n", r.name, verb, r.registrationNamespace, suffix)
+	return nil
 }
 
 // policyNote says what Pod Security level the member's work namespace
@@ -365,7 +426,7 @@ func (r *registerOptions) report(memberCtx string, objs member.Objects, ep membe
 	fmt.Fprintf(w, "member context %s: applied %s\n", memberCtx, strings.Join(objs.Names(), ", "))
 	r.printPolicyNote(p)
 	fmt.Fprintf(w, "token of serviceaccount %s/%s expires %s (in %s): run register again before then to rotate it\n",
-		member.HubNamespace, member.ServiceAccountName(r.workNamespace), o.token.Expires.UTC().Format(time.RFC3339), approximately(time.Until(o.token.Expires)))
+		member.HubNamespace, member.ServiceAccountName(r.workNamespace), o.token.Expires.UTC().Format(time.RFC3339), duration.HumanDuration(time.Until(o.token.Expires).Round(time.Minute)))
 	fmt.Fprintf(w, "verified as %s: %d permissions granted, %d refused as they must be\n",
 		member.ServiceAccountUser(r.workNamespace), o.verified.Granted, o.verified.Refused)
 	fmt.Fprintf(w, "verified that serviceaccounts %s of namespace %s, which a ClusterJob's pods may run as, may do none of %d things fleetjob's objects rely on\n",
@@ -391,7 +452,7 @@ func (r *registerOptions) printDryRun(memberCtx string, objs member.Objects, ep 
 	w := r.streams.Out
 	fmt.Fprintf(w, "member context %s: would apply %s (dry run)\n", memberCtx, strings.Join(objs.Names(), ", "))
 	r.printPolicyNote(p)
-	fmt.Fprintf(w, "member context %s: would mint a token of serviceaccount %s/%s valid for %s (dry run)\n", memberCtx, member.HubNamespace, member.ServiceAccountName(r.workNamespace), approximately(r.tokenDuration))
+	fmt.Fprintf(w, "member context %s: would mint a token of serviceaccount %s/%s valid for %s (dry run)\n", memberCtx, member.HubNamespace, member.ServiceAccountName(r.workNamespace), duration.HumanDuration(r.tokenDuration))
 	fmt.Fprintf(w, "hub: would create or update secret/%s in namespace %s, connecting to %s (dry run)\n", r.name, r.registrationNamespace, ep.Server)
 	return nil
 }
@@ -440,13 +501,4 @@ func writeObjects(w io.Writer, output string, items []placed) error {
 		fmt.Fprintf(w, "# %s\n%s", it.where, data)
 	}
 	return nil
-}
-
-// approximately renders a token lifetime in days, or hours and minutes
-// when under two days.
-func approximately(d time.Duration) string {
-	if d >= 48*time.Hour {
-		return fmt.Sprintf("%dd", int((d+12*time.Hour).Hours()/24))
-	}
-	return d.Round(time.Minute).String()
 }

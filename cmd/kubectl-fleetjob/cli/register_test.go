@@ -159,34 +159,34 @@ func TestRegisterDryRun(t *testing.T) {
 	}{
 		{
 			name:       "yaml",
-			args:       []string{"eu-1", "--member-context", "member", "--label", "env=prod", "--label", "region=eu", "--dry-run", "-o", "yaml"},
+			args:       []string{"eu-1", "--member-context", "member", "--label", "env=prod", "--label", "region=eu", "--dry-run=client", "-o", "yaml"},
 			golden:     "register-dry-run.yaml",
 			wantErrOut: noObject,
 		},
 		{
 			name:       "json, work namespace and server",
-			args:       []string{"eu-1", "--member-context", "member-sso", "--work-namespace", "jobs", "--server", "https://eu-1-control-plane:6443", "--dry-run", "-o", "json"},
+			args:       []string{"eu-1", "--member-context", "member-sso", "--work-namespace", "jobs", "--server", "https://eu-1-control-plane:6443", "--dry-run=client", "-o", "json"},
 			golden:     "register-dry-run.json",
 			wantErrOut: noObject,
 		},
 		{
 			name:   "text",
-			args:   []string{"eu-1", "--member-context", "member", "--dry-run"},
+			args:   []string{"eu-1", "--member-context", "member", "--dry-run=client"},
 			golden: "register-dry-run.txt",
 		},
 		{
 			name:   "yaml, a cluster set with a ClusterSet",
-			args:   []string{"eu-2", "--member-context", "member", "--cluster-set", "team-a", "--dry-run", "-o", "yaml"},
+			args:   []string{"eu-2", "--member-context", "member", "--cluster-set", "team-a", "--dry-run=client", "-o", "yaml"},
 			golden: "register-dry-run-cluster-set.yaml",
 		},
 		{
 			name:   "text, a cluster set with a ClusterSet",
-			args:   []string{"eu-2", "--member-context", "member", "--cluster-set", "team-a", "--dry-run"},
+			args:   []string{"eu-2", "--member-context", "member", "--cluster-set", "team-a", "--dry-run=client"},
 			golden: "register-dry-run-cluster-set.txt",
 		},
 		{
 			name:       "yaml, Kubernetes' own namespace",
-			args:       []string{"eu-3", "--member-context", "member", "--work-namespace", "default", "--dry-run", "-o", "yaml"},
+			args:       []string{"eu-3", "--member-context", "member", "--work-namespace", "default", "--dry-run=client", "-o", "yaml"},
 			golden:     "register-dry-run-default-namespace.yaml",
 			wantErrOut: "namespace default is Kubernetes' own: register leaves its Pod Security labels alone; the hub still holds pod templates to level baseline of cluster set default\n",
 		},
@@ -225,7 +225,7 @@ func TestRegisterDryRun(t *testing.T) {
 
 func TestRegisterDryRunJSONIsAList(t *testing.T) {
 	kubeconfig, _ := testKubeconfig(t)
-	out, _, err := runOn(t, kubeconfig, registerOn(t, kubeconfig, interceptor.Funcs{}), "eu-1", "--member-context", "member", "--dry-run", "-o", "json")
+	out, _, err := runOn(t, kubeconfig, registerOn(t, kubeconfig, interceptor.Funcs{}), "eu-1", "--member-context", "member", "--dry-run=client", "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestRegisterNeedsTheSetLevel(t *testing.T) {
 	refused := interceptor.Funcs{Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
 		return errors.New("connection refused")
 	}}
-	out, _, err := runOn(t, kubeconfig, registerOn(t, kubeconfig, refused), "eu-2", "--member-context", "member", "--cluster-set", "team-a", "--dry-run", "-o", "yaml")
+	out, _, err := runOn(t, kubeconfig, registerOn(t, kubeconfig, refused), "eu-2", "--member-context", "member", "--cluster-set", "team-a", "--dry-run=client", "-o", "yaml")
 	if diff := cmp.Diff("reading clusterset team-a on the hub: connection refused", errString(err)); diff != "" {
 		t.Errorf("error (-want +got):\n%s", diff)
 	}

@@ -59,19 +59,23 @@ const maxNamedClusters = 10
 
 type retryOptions struct {
 	*options
-	include  []string
-	clusters []string
-	name     string
-	watch    bool
+	include    []string
+	clusters   []string
+	name       string
+	watch      bool
+	timeout    time.Duration
+	dryRunFlag string
+	dryRun     dryRun
+	out        *outputFlags
 }
 
 // newRetry is `retry`: a new ClusterJob that runs again the nodes of an
 // ended run that did not succeed, which the hub plans from the parent's
 // frozen plan and record.
 func newRetry(o *options) *cobra.Command {
-	r := &retryOptions{options: o}
+	r := &retryOptions{options: o, out: newObjectOutputFlags()}
 	cmd := &cobra.Command{
-		Use:   "retry NAME [--include KIND,...] [--cluster CLUSTER]... [--name NAME] [-w]",
+		Use:   "retry NAME [--include KIND,...] [--cluster CLUSTER]... [--name NAME] [-w [--timeout DURATION]] [--dry-run=client|server] [-o FORMAT]",
 		Short: "Run the failed nodes of an ended ClusterJob again, as a new ClusterJob",
 		Long: `Create a ClusterJob that runs again nodes of an ended run (Completed or
 Failed), group by group in the run's order, in the clusters where the run
@@ -86,18 +90,22 @@ The new ClusterJob copies the run's spec without suspend, sets
 spec.retryOf and spec.retry, and is named NAME-retry-<random>, or --name.
 Before creating it, the command counts the nodes it will run in each
 cluster, as the run's MemberRuns count them, and refuses when there are
-none. With -w, follow the retry as status -w does, and exit non-zero if
-it Failed.`,
+none. -o prints the created ClusterJob (-o name its generated name). With
+-w, follow the retry as status -w does, until it ends or --timeout passes.
+--dry-run=client counts the nodes and creates nothing; --dry-run=server
+sends the create with dryRun=All, so the hub's validation checks it.
+
+` + exitCodesHelp,
 		Example: `  kubectl fleetjob retry clean-disks
-  kubectl fleetjob retry clean-disks --include failed,unreachable --cluster eu-1 -w
-  kubectl fleetjob retry clean-disks --name clean-disks-again`,
-		Args: exactlyOne("NAME", "the ClusterJob name"),
+  kubectl fleetjob retry clean-disks --include failed,unreachable --cluster eu-1 -w --timeout 1h
+  kubectl fleetjob retry clean-disks --name clean-disks-again
+  kubectl fleetjob retry clean-disks --dry-run=server
+  kubectl fleetjob status "$(kubectl fleetjob retry clean-disks -o jsonpath='{.metadata.name}')" -w`,
+		Args:              exactlyOne("NAME", "the ClusterJob name"),
+		ValidArgsFunction: completeClusterJobs(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			include, err := parseInclude(r.include)
+			include, err := r.validate(args[0])
 			if err != nil {
-				return err
-			}
-			if err := checkRetryName(r.name, args[0]); err != nil {
 				return err
 			}
 			return r.run(cmd.Context(), args[0], include)
@@ -107,8 +115,38 @@ it Failed.`,
 	flags.StringSliceVar(&r.include, "include", nil, "Kinds of node to run again: failed, skipped, unreachable, notrun (default: failed)")
 	flags.StringSliceVar(&r.clusters, "cluster", nil, "A cluster of the run to retry in (repeatable; default: every cluster of the run)")
 	flags.StringVar(&r.name, "name", "", "Name of the new ClusterJob (default: NAME-retry-<random>)")
-	flags.BoolVarP(&r.watch, "watch", "w", false, "Follow the retry until it ends, as status -w; exit non-zero if it Failed")
+	flags.BoolVarP(&r.watch, "watch", "w", false, "Follow the retry until it ends, as status -w; exit 1 if it Failed")
+	flags.DurationVar(&r.timeout, "timeout", 0, "With -w, how long to wait for the retry to end (0: no limit); exit 4 when it passes")
+	_ = cmd.RegisterFlagCompletionFunc("cluster", completeRunClusters(o))
+	addDryRunFlag(cmd, &r.dryRunFlag, "count the nodes the retry would run and create nothing")
+	r.out.addFlags(cmd)
 	return cmd
+}
+
+// validate checks the flags before the hub is asked anything, and returns
+// --include as spec.retry.include.
+func (r *retryOptions) validate(parent string) ([]fleetv1.RetryInclude, error) {
+	include, err := parseInclude(r.include)
+	if err != nil {
+		return nil, usage(err)
+	}
+	if err := checkRetryName(r.name, parent); err != nil {
+		return nil, usage(err)
+	}
+	if r.dryRun, err = parseDryRun(r.dryRunFlag, r.streams.ErrOut); err != nil {
+		return nil, err
+	}
+	switch {
+	case r.watch && r.dryRun != dryRunNone:
+		return nil, usagef("-w follows the retry it created: a dry run creates none")
+	case r.watch && !r.out.human():
+		return nil, usagef("-w follows the retry with a table: it does not combine with -o %s", r.out.format())
+	case r.timeout < 0:
+		return nil, usagef("--timeout %s is negative: use a duration such as 30m, or 0 for no limit", r.timeout)
+	case r.timeout > 0 && !r.watch:
+		return nil, usagef("--timeout bounds how long -w waits: add -w")
+	}
+	return include, r.out.validate()
 }
 
 // parseInclude maps --include onto spec.retry.include: nil when the flag
@@ -160,7 +198,11 @@ func (r *retryOptions) run(ctx context.Context, name string, include []fleetv1.R
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprint(r.streams.Out, retrySummary(child, counts)); err != nil {
+	if !r.out.human() {
+		child.SetGroupVersionKind(fleetv1.GroupVersion.WithKind("ClusterJob"))
+		return r.out.printObject(child, r.streams.Out)
+	}
+	if _, err := fmt.Fprint(r.streams.Out, retrySummary(child, counts, r.dryRun)); err != nil {
 		return err
 	}
 	if !r.watch {
@@ -170,13 +212,14 @@ func (r *retryOptions) run(ctx context.Context, name string, include []fleetv1.R
 		return err
 	}
 	// status -w's own loop, so that the two redraw and exit alike.
-	s := &statusOptions{options: r.options, name: child.Name, watch: true}
+	s := &statusOptions{options: r.options, name: child.Name, watch: true, timeout: r.timeout, out: newOutputFlags(true)}
 	return s.follow(ctx, c, child)
 }
 
 // create reads the parent and its MemberRuns, builds the retry and creates
 // it when it has nodes to run, within hubTimeout. It returns the created
-// ClusterJob, named, and what it runs per cluster.
+// ClusterJob, named, and what it runs per cluster. A client dry run
+// returns it uncreated, named by --name or not at all.
 func (r *retryOptions) create(ctx context.Context, c client.Client, name string, include []fleetv1.RetryInclude) (*fleetv1.ClusterJob, []retryCount, error) {
 	ctx, cancel := context.WithTimeout(ctx, hubTimeout)
 	defer cancel()
@@ -196,7 +239,10 @@ func (r *retryOptions) create(ctx context.Context, c client.Client, name string,
 	if len(counts) == 0 {
 		return nil, nil, nothingToRetry(parent, &child.Spec)
 	}
-	err = c.Create(ctx, child)
+	if r.dryRun == dryRunClient {
+		return child, counts, nil
+	}
+	err = c.Create(ctx, child, &client.CreateOptions{DryRun: r.dryRun.options()})
 	if apierrors.IsAlreadyExists(err) && r.name != "" {
 		return nil, nil, fmt.Errorf("--name %q: clusterjob %s/%s already exists", r.name, child.Namespace, r.name)
 	}
@@ -391,7 +437,7 @@ func kindList(include []fleetv1.RetryInclude) string {
 
 // retrySummary tells what the created retry runs: a line, then a table of
 // the clusters where it runs something, in name order.
-func retrySummary(child *fleetv1.ClusterJob, counts []retryCount) string {
+func retrySummary(child *fleetv1.ClusterJob, counts []retryCount, dryRun dryRun) string {
 	var total int32
 	atMost, unknown := false, 0
 	rows := make([][]render.Cell, 0, len(counts))
@@ -409,7 +455,11 @@ func retrySummary(child *fleetv1.ClusterJob, counts []retryCount) string {
 		nodes = "up to " + nodes
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "clusterjob %s/%s created: retrying %s (%s) of %s", child.Namespace, child.Name, nodes, kindList(child.Spec.RetryIncludes()), child.Spec.RetryOf.Name)
+	name := child.Name
+	if name == "" {
+		name = child.GenerateName + "<random>"
+	}
+	fmt.Fprintf(&b, "clusterjob %s/%s created%s: retrying %s (%s) of %s", child.Namespace, name, dryRun.suffix(), nodes, kindList(child.Spec.RetryIncludes()), child.Spec.RetryOf.Name)
 	if unknown > 0 {
 		fmt.Fprintf(&b, ", and the nodes of %s it never reached", plural(unknown, "cluster"))
 	}

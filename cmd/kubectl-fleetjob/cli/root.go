@@ -52,10 +52,21 @@ type options struct {
 	// hub, when set, is the hub client (a fake one in tests); otherwise one
 	// is built from the kubeconfig flags.
 	hub func() (client.WithWatch, error)
+	// hubClientset, when set, is the hub clientset (a fake one in tests).
+	clientset func() (kubernetes.Interface, error)
+	// started tells that a command's own code ran: its arguments and flags
+	// were parsed and counted. An error before is a usage error.
+	started bool
 }
 
 // NewCommand returns the kubectl-fleetjob command, writing to streams.
+// Run runs it and maps its error to an exit code.
 func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
+	cmd, _ := newRoot(streams)
+	return cmd
+}
+
+func newRoot(streams genericiooptions.IOStreams) (*cobra.Command, *options) {
 	o := &options{config: genericclioptions.NewConfigFlags(true), streams: streams}
 	// --server belongs to register, where it is the member address the hub
 	// uses, and --cluster to status and plan, where it names a member; the
@@ -67,10 +78,21 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 		Long: `kubectl fleetjob registers member clusters with the fleetjob hub, with an
 identity that may do what the hub needs and nothing more, in cluster sets
 that it binds to the namespaces whose ClusterJobs may use them, and follows
-ClusterJob runs across the fleet. The hub is the current kubeconfig context.`,
+ClusterJob runs across the fleet. The hub is the current kubeconfig context.
+
+Listing commands print a table, or with -o json|yaml a v1 List of objects
+(rows that are no API object have kinds of cli.fleetjob.io/v1alpha1, made
+for -o only), and -o name|jsonpath|go-template|custom-columns as kubectl
+get does. Commands that write take --dry-run=none|client|server.
+
+` + exitCodesHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl fleetjob"},
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			o.started = true
+			return nil
+		},
 	}
 	cmd.SetIn(streams.In)
 	cmd.SetOut(streams.Out)
@@ -79,8 +101,9 @@ ClusterJob runs across the fleet. The hub is the current kubeconfig context.`,
 	o.config.AddFlags(flags)
 	flags.StringVar(&o.registrationNamespace, "registration-namespace", hub.DefaultNamespace, "Hub namespace of the registration Secrets (the hub's --registration-namespace)")
 	cmd.AddCommand(newRegister(o), newUnregister(o), newClusters(o), newStatus(o), newPlan(o), newLogs(o), newSuspend(o, true), newSuspend(o, false), newRetry(o),
-		newClusterSets(o), newBind(o), newUnbind(o))
-	return cmd
+		newClusterSets(o), newBind(o), newUnbind(o), newVersion(o))
+	registerFlagCompletions(cmd, o)
+	return cmd, o
 }
 
 // scheme knows the built-in kinds and ClusterJob.
@@ -98,13 +121,16 @@ var scheme = func() *runtime.Scheme {
 func (o *options) hubConfig() (*rest.Config, error) {
 	cfg, err := o.config.ToRESTConfig()
 	if err != nil {
-		return nil, fmt.Errorf("hub kubeconfig: %w", err)
+		return nil, &apiError{fmt.Errorf("hub kubeconfig: %w", err)}
 	}
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	return cfg, nil
 }
 
 func (o *options) hubClientset() (kubernetes.Interface, error) {
+	if o.clientset != nil {
+		return o.clientset()
+	}
 	cfg, err := o.hubConfig()
 	if err != nil {
 		return nil, err
@@ -127,7 +153,7 @@ func (o *options) hubClient() (client.WithWatch, error) {
 func (o *options) namespace() (string, error) {
 	ns, _, err := o.config.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
-		return "", fmt.Errorf("hub kubeconfig: %w", err)
+		return "", &apiError{fmt.Errorf("hub kubeconfig: %w", err)}
 	}
 	return ns, nil
 }
@@ -137,12 +163,13 @@ func colour(w io.Writer) render.Palette {
 	return render.Palette{Enabled: printers.AllowsColorOutput(w)}
 }
 
-// checkOutput accepts "" (a table) or one of allowed for -o.
+// checkOutput accepts "" (the command's own output) or one of allowed
+// for -o, in a command that prints no API objects.
 func checkOutput(output string, allowed ...string) error {
 	if output == "" || slices.Contains(allowed, output) {
 		return nil
 	}
-	return fmt.Errorf("-o %s is not supported here: use one of %s, or leave -o out for a table", output, strings.Join(allowed, ", "))
+	return usagef("-o %s is not supported here: use one of %s, or leave -o out", output, strings.Join(allowed, ", "))
 }
 
 // printData prints v as YAML or JSON.

@@ -18,7 +18,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/output"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/render"
 	"github.com/fleetjob/fleetjob/spoke"
 )
@@ -45,33 +45,46 @@ type statusOptions struct {
 	*options
 	name     string
 	watch    bool
+	timeout  time.Duration
 	nodes    bool
 	failed   bool
 	clusters []string
-	output   string
+	out      *outputFlags
 }
 
 func newStatus(o *options) *cobra.Command {
-	s := &statusOptions{options: o}
+	s := &statusOptions{options: o, out: newOutputFlags(true)}
 	cmd := &cobra.Command{
-		Use:   "status NAME [-w] [--nodes [--failed] [--cluster CLUSTER]...]",
+		Use:   "status NAME [-w [--timeout DURATION]] [--nodes [--failed] [--cluster CLUSTER]...]",
 		Short: "Show a ClusterJob run: one line per cluster, or per node",
 		Long: `Show a ClusterJob run with one line per member cluster: phase, progress bars
 of its groups and nodes (# succeeded, x failed, - skipped, > running,
-. pending), failed nodes, reachability and the reason of its state.
+. pending), failed nodes, reachability and the reason of its state; -o wide
+adds the current group and the cluster ID, --no-headers leaves the clusters'
+lines only. -o json|yaml|name|jsonpath|go-template|custom-columns print the
+ClusterJob as the hub holds it.
 
-With -w, redraw on every change of the ClusterJob until the run ends; the
-command then exits non-zero if the run Failed, so scripts and CI can wait on
-it. With --nodes, list the per-node results of every cluster of the run
+With -w, redraw on every change of the ClusterJob until the run ends, or
+--timeout passes. On a terminal the table is redrawn in place, cut to fit
+the screen; elsewhere (a CI log, a pipe) the lines that changed are
+appended, and nothing when nothing did.
+
+With --nodes, list the per-node results of every cluster of the run
 (--cluster, repeatable, narrows; --failed keeps the failed nodes), read from
-the members, a few at once, with the credentials the hub stores; a cluster
-that cannot be read is named, and the command exits non-zero after showing
-the others.`,
+the members, a few at once, with the credentials the hub stores; -o prints
+a List of NodeResult (cli.fleetjob.io/v1alpha1, named CLUSTER/NODE). A
+cluster that cannot be read is named, and the command exits non-zero after
+showing the others.
+
+` + exitCodesHelp,
 		Example: `  kubectl fleetjob status clean-disks
-  kubectl fleetjob status clean-disks -w
+  kubectl fleetjob status clean-disks -w --timeout 30m
+  kubectl fleetjob status clean-disks -o jsonpath='{.status.phase}'
+  kubectl fleetjob status clean-disks --no-headers
   kubectl fleetjob status clean-disks --nodes --failed
-  kubectl fleetjob status clean-disks --nodes --cluster eu-1 -o json`,
-		Args: exactlyOne("NAME", "the ClusterJob name"),
+  kubectl fleetjob status clean-disks --nodes -o custom-columns=NODE:.node,EXIT:.exitCode`,
+		Args:              exactlyOne("NAME", "the ClusterJob name"),
+		ValidArgsFunction: completeClusterJobs(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s.name = args[0]
 			if err := s.validate(); err != nil {
@@ -81,22 +94,30 @@ the others.`,
 		},
 	}
 	flags := cmd.Flags()
-	flags.BoolVarP(&s.watch, "watch", "w", false, "Redraw until the run ends; exit non-zero if it Failed")
+	flags.BoolVarP(&s.watch, "watch", "w", false, "Redraw until the run ends; exit 1 if it Failed")
+	flags.DurationVar(&s.timeout, "timeout", 0, "With -w, how long to wait for the run to end (0: no limit); exit 4 when it passes")
 	flags.BoolVar(&s.nodes, "nodes", false, "List the per-node results, read from the members")
 	flags.BoolVar(&s.failed, "failed", false, "With --nodes, list the failed nodes only")
 	flags.StringSliceVar(&s.clusters, "cluster", nil, "With --nodes, a cluster to list (repeatable; default: every cluster of the run)")
-	flags.StringVarP(&s.output, "output", "o", "", "Output format: yaml or json")
+	_ = cmd.RegisterFlagCompletionFunc("cluster", completeRunClusters(o))
+	s.out.addFlags(cmd)
 	return cmd
 }
 
 func (s *statusOptions) validate() error {
-	if s.watch && (s.nodes || s.output != "") {
-		return errors.New("-w redraws the cluster table: it does not combine with --nodes or -o")
+	switch {
+	case s.watch && s.nodes:
+		return usagef("-w redraws the cluster table: it does not combine with --nodes")
+	case s.watch && !s.out.human():
+		return usagef("-w redraws the cluster table: it does not combine with -o %s (use -o wide, or leave -o out)", s.out.format())
+	case s.timeout < 0:
+		return usagef("--timeout %s is negative: use a duration such as 30m, or 0 for no limit", s.timeout)
+	case s.timeout > 0 && !s.watch:
+		return usagef("--timeout bounds how long -w waits: add -w")
+	case (len(s.clusters) > 0 || s.failed) && !s.nodes:
+		return usagef("--cluster and --failed select what --nodes lists: add --nodes")
 	}
-	if (len(s.clusters) > 0 || s.failed) && !s.nodes {
-		return errors.New("--cluster and --failed select what --nodes lists: add --nodes")
-	}
-	return checkOutput(s.output, "yaml", "json")
+	return s.out.validate()
 }
 
 func (s *statusOptions) run(ctx context.Context) error {
@@ -104,41 +125,57 @@ func (s *statusOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cj, err := s.getClusterJob(ctx, c, s.name)
+	cj, err := s.read(ctx, c)
 	if err != nil {
 		return err
-	}
-	if s.output == "" || s.nodes {
-		if err := withRows(ctx, c, cj); err != nil {
-			return err
-		}
 	}
 	switch {
 	case s.nodes:
 		return s.showNodes(ctx, cj)
 	case s.watch:
 		return s.follow(ctx, c, cj)
-	case s.output != "":
+	case !s.out.human():
 		// As kubectl get -o shows it: with its kind, without managedFields.
 		cj.SetGroupVersionKind(fleetv1.GroupVersion.WithKind("ClusterJob"))
-		cj.ManagedFields = nil
-		return printData(s.streams.Out, s.output, cj)
+		return s.out.printObject(cj, s.streams.Out)
 	}
-	_, err = fmt.Fprint(s.streams.Out, render.Status(cj, colour(s.streams.Out), time.Now()))
+	_, err = fmt.Fprint(s.streams.Out, render.Status(cj, s.out.options(s.streams.Out), time.Now()))
 	return err
 }
 
+// read reads the ClusterJob, with its clusters' rows for a table or
+// --nodes, within hubTimeout.
+func (s *statusOptions) read(ctx context.Context, c client.Reader) (*fleetv1.ClusterJob, error) {
+	ctx, cancel := context.WithTimeout(ctx, hubTimeout)
+	defer cancel()
+	cj, err := s.getClusterJob(ctx, c, s.name)
+	if err != nil {
+		return nil, err
+	}
+	if s.out.human() || s.nodes {
+		if err := withRows(ctx, c, cj); err != nil {
+			return nil, err
+		}
+	}
+	return cj, nil
+}
+
 // follow redraws the status on every change of the ClusterJob, from a watch
-// that relists when it expires, until the run ends.
+// that relists when it expires, until the run ends or s.timeout passes.
 func (s *statusOptions) follow(ctx context.Context, c client.WithWatch, cj *fleetv1.ClusterJob) error {
-	palette := colour(s.streams.Out)
+	opts := s.out.options(s.streams.Out)
 	// Redraw in place on any terminal that moves its cursor, with or
 	// without colour (NO_COLOR).
 	inPlace := printers.IsTerminal(s.streams.Out) && os.Getenv("TERM") != "dumb"
-	d := render.NewRedrawer(s.streams.Out, inPlace, terminalColumns(s.streams.Out))
+	d := render.NewRedrawer(s.streams.Out, inPlace, terminalSize(s.streams.Out))
+	waitCtx, cancel := ctx, context.CancelFunc(func() {})
+	if s.timeout > 0 {
+		waitCtx, cancel = context.WithTimeout(ctx, s.timeout)
+	}
+	defer cancel()
 	lw := clusterJobListWatch(c, cj.Namespace, cj.Name)
-	var last *fleetv1.ClusterJob
-	_, err := watchtools.UntilWithSync(ctx, lw, &fleetv1.ClusterJob{}, exists(cj), func(ev watch.Event) (bool, error) {
+	last := cj
+	_, err := watchtools.UntilWithSync(waitCtx, lw, &fleetv1.ClusterJob{}, exists(cj), func(ev watch.Event) (bool, error) {
 		if ev.Type == watch.Deleted {
 			return false, fmt.Errorf("clusterjob %s/%s was deleted", cj.Namespace, cj.Name)
 		}
@@ -146,34 +183,31 @@ func (s *statusOptions) follow(ctx context.Context, c client.WithWatch, cj *flee
 		if !ok {
 			return false, nil
 		}
-		if err := withRows(ctx, c, got); err != nil {
+		if err := rowsWithin(waitCtx, c, got); err != nil {
 			return false, err
 		}
 		last = got
-		d.Draw(render.Status(got, palette, time.Now()))
+		d.Draw(render.Status(got, opts, time.Now()))
 		return got.Status.Phase.IsFinished(), nil
 	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("stopped following clusterjob %s/%s: %w", cj.Namespace, cj.Name, ctx.Err())
-		}
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("stopped following clusterjob %s/%s: %w", cj.Namespace, cj.Name, ctx.Err())
+	case err != nil && waitCtx.Err() != nil:
+		return &WaitTimeoutError{Namespace: cj.Namespace, Name: cj.Name, Timeout: s.timeout, Phase: last.Status.Phase}
+	case err != nil:
 		return err
-	}
-	if last != nil && last.Status.Phase == fleetv1.PhaseFailed {
+	case last.Status.Phase == fleetv1.PhaseFailed:
 		return &RunFailedError{Namespace: cj.Namespace, Name: cj.Name, Message: failedMessage(last)}
 	}
 	return nil
 }
 
-// RunFailedError is returned by status -w when the run ended Failed.
-type RunFailedError struct{ Namespace, Name, Message string }
-
-func (e *RunFailedError) Error() string {
-	msg := fmt.Sprintf("clusterjob %s/%s Failed", e.Namespace, e.Name)
-	if e.Message != "" {
-		msg += ": " + e.Message
-	}
-	return msg
+// rowsWithin is withRows bounded by hubTimeout.
+func rowsWithin(ctx context.Context, c client.Reader, cj *fleetv1.ClusterJob) error {
+	ctx, cancel := context.WithTimeout(ctx, hubTimeout)
+	defer cancel()
+	return withRows(ctx, c, cj)
 }
 
 func failedMessage(cj *fleetv1.ClusterJob) string {
@@ -210,35 +244,20 @@ func clusterJobListWatch(c client.WithWatch, namespace, name string) cache.Liste
 	}
 }
 
-// terminalColumns reads the width of the terminal w, 0 when w is not one.
-func terminalColumns(w io.Writer) func() int {
-	return func() int {
+// terminalSize reads the width and height of the terminal w, 0 when w is
+// not one.
+func terminalSize(w io.Writer) func() (int, int) {
+	return func() (int, int) {
 		fd, ok := term.GetFdInfo(w)
 		if !ok {
-			return 0
+			return 0, 0
 		}
 		size, err := term.GetWinsize(fd)
 		if err != nil {
-			return 0
+			return 0, 0
 		}
-		return int(size.Width)
+		return int(size.Width), int(size.Height)
 	}
-}
-
-// nodeResult is one node's result for -o yaml|json.
-type nodeResult struct {
-	Cluster    string       `json:"cluster"`
-	Node       string       `json:"node"`
-	Group      string       `json:"group"`
-	GroupIndex int          `json:"groupIndex"`
-	Job        string       `json:"job,omitempty"`
-	Phase      string       `json:"phase"`
-	Reason     string       `json:"reason,omitempty"`
-	Message    string       `json:"message,omitempty"`
-	ExitCode   *int32       `json:"exitCode,omitempty"`
-	Output     string       `json:"output,omitempty"`
-	StartTime  *metav1.Time `json:"startTime,omitempty"`
-	FinishTime *metav1.Time `json:"finishTime,omitempty"`
 }
 
 func (s *statusOptions) showNodes(ctx context.Context, cj *fleetv1.ClusterJob) error {
@@ -262,24 +281,33 @@ func (s *statusOptions) showNodes(ctx context.Context, cj *fleetv1.ClusterJob) e
 	if len(read) == 0 {
 		return readErr
 	}
-	if s.output != "" {
-		out := []nodeResult{}
-		for _, c := range read {
-			for _, n := range c.State.Nodes {
-				if s.failed && n.Phase != spoke.NodeFailed {
-					continue
-				}
-				out = append(out, nodeResult{Cluster: c.Cluster, Node: n.Node, Group: n.GroupName, GroupIndex: n.Group, Job: n.Job, Phase: string(n.Phase),
-					Reason: n.Reason, Message: n.Message, ExitCode: n.ExitCode, Output: n.Output, StartTime: n.StartTime, FinishTime: n.CompletionTime})
-			}
-		}
-		if err := printData(s.streams.Out, s.output, out); err != nil {
+	if !s.out.human() {
+		if err := printList(s.out, nodeResults(read, s.failed), s.streams.Out); err != nil {
 			return err
 		}
 		return readErr
 	}
-	if _, err := fmt.Fprint(s.streams.Out, render.Nodes(read, s.failed, colour(s.streams.Out))); err != nil {
+	if _, err := fmt.Fprint(s.streams.Out, render.Nodes(read, s.failed, s.out.options(s.streams.Out))); err != nil {
 		return err
 	}
 	return readErr
+}
+
+// nodeResults are the nodes of clusters as NodeResult objects, the failed
+// ones only when failedOnly.
+func nodeResults(clusters []render.ClusterNodes, failedOnly bool) []output.NodeResult {
+	out := []output.NodeResult{}
+	for _, c := range clusters {
+		for _, n := range c.State.Nodes {
+			if failedOnly && n.Phase != spoke.NodeFailed {
+				continue
+			}
+			r := output.NewNodeResult(c.Cluster, n.Node)
+			r.Group, r.GroupIndex, r.Job, r.Phase = n.GroupName, n.Group, n.Job, string(n.Phase)
+			r.Reason, r.Message, r.ExitCode, r.Output = n.Reason, n.Message, n.ExitCode, n.Output
+			r.StartTime, r.FinishTime = n.StartTime, n.CompletionTime
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -35,31 +36,72 @@ func newSuspend(o *options, suspend bool) *cobra.Command {
 	if suspend {
 		use, short, done = "suspend", "Suspend a ClusterJob: start no new group (running Jobs finish)", "suspended"
 	}
-	return &cobra.Command{
-		Use:     use + " NAME",
-		Short:   short,
-		Example: "  kubectl fleetjob " + use + " clean-disks",
-		Args:    exactlyOne("NAME", "the ClusterJob name"),
+	var dryRunFlag string
+	out := newObjectOutputFlags()
+	cmd := &cobra.Command{
+		Use:   use + " NAME [--dry-run=client|server] [-o FORMAT]",
+		Short: short,
+		Long: short + `.
+
+A merge patch of spec.suspend. --dry-run=client reads the ClusterJob and
+changes nothing; --dry-run=server sends the patch with dryRun=All. -o
+prints the ClusterJob as patched.`,
+		Example:           "  kubectl fleetjob " + use + " clean-disks\n  kubectl fleetjob " + use + " clean-disks --dry-run=server -o jsonpath='{.spec.suspend}'",
+		Args:              exactlyOne("NAME", "the ClusterJob name"),
+		ValidArgsFunction: completeClusterJobs(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := o.hubClient()
+			dryRun, err := parseDryRun(dryRunFlag, o.streams.ErrOut)
 			if err != nil {
 				return err
 			}
-			ns, err := o.namespace()
+			if err := out.validate(); err != nil {
+				return err
+			}
+			cj, err := o.setSuspend(cmd.Context(), args[0], suspend, dryRun)
 			if err != nil {
 				return err
 			}
-			cj := &fleetv1.ClusterJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: args[0]}}
-			patch := fmt.Appendf(nil, `{"spec":{"suspend":%t}}`, suspend)
-			err = c.Patch(cmd.Context(), cj, client.RawPatch(types.MergePatchType, patch))
-			if apierrors.IsNotFound(err) {
-				return fmt.Errorf("clusterjob %s/%s not found on the hub (see kubectl get clusterjobs -n %s)", ns, args[0], ns)
+			if !out.human() {
+				cj.SetGroupVersionKind(fleetv1.GroupVersion.WithKind("ClusterJob"))
+				return out.printObject(cj, o.streams.Out)
 			}
-			if err != nil {
-				return fmt.Errorf("patching clusterjob %s/%s: %w", ns, args[0], err)
-			}
-			_, err = fmt.Fprintf(o.streams.Out, "clusterjob.fleetjob.io/%s %s\n", args[0], done)
+			_, err = fmt.Fprintf(o.streams.Out, "clusterjob.fleetjob.io/%s %s%s\n", args[0], done, dryRun.suffix())
 			return err
 		},
 	}
+	addDryRunFlag(cmd, &dryRunFlag, "read the ClusterJob and change nothing")
+	out.addFlags(cmd)
+	return cmd
+}
+
+// setSuspend patches spec.suspend of ClusterJob name within hubTimeout,
+// and returns it as patched; a client dry run patches the copy it read.
+func (o *options) setSuspend(ctx context.Context, name string, suspend bool, dryRun dryRun) (*fleetv1.ClusterJob, error) {
+	c, err := o.hubClient()
+	if err != nil {
+		return nil, err
+	}
+	ns, err := o.namespace()
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, hubTimeout)
+	defer cancel()
+	cj := &fleetv1.ClusterJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if dryRun == dryRunClient {
+		if cj, err = o.getClusterJob(ctx, c, name); err != nil {
+			return nil, err
+		}
+		cj.Spec.Suspend = &suspend
+		return cj, nil
+	}
+	patch := fmt.Appendf(nil, `{"spec":{"suspend":%t}}`, suspend)
+	err = c.Patch(ctx, cj, client.RawPatch(types.MergePatchType, patch), &client.PatchOptions{DryRun: dryRun.options()})
+	if apierrors.IsNotFound(err) {
+		return nil, explain(err, "clusterjob %s/%s not found on the hub (see kubectl get clusterjobs -n %s)", ns, name, ns)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("patching clusterjob %s/%s: %w", ns, name, err)
+	}
+	return cj, nil
 }

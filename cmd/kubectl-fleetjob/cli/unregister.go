@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,6 +37,8 @@ type unregisterOptions struct {
 	name          string
 	purge         bool
 	workNamespace string
+	dryRunFlag    string
+	dryRun        dryRun
 }
 
 func newUnregister(o *options) *cobra.Command {
@@ -50,16 +53,27 @@ With --purge, also delete what register created in the member: the hub's
 ServiceAccount in namespace fleetjob-hub (which revokes its tokens; the
 namespace stays, for other registrations' identities), the ServiceAccount
 fleetjob-hub of a registration never migrated, the Role, the ClusterRole and
-their bindings, and the work namespace with everything in it.`,
+their bindings, and the work namespace with everything in it.
+
+--dry-run=client reads the registration and lists what would be deleted,
+asking the member nothing; --dry-run=server sends every delete with
+dryRun=All, on the hub and in the member, and lists what they would
+delete.`,
 		Example: `  kubectl fleetjob unregister eu-1
-  kubectl fleetjob unregister eu-1 --purge --member-context kind-eu-1`,
-		Args: exactlyOne("NAME", "the cluster name"),
+  kubectl fleetjob unregister eu-1 --purge --member-context kind-eu-1
+  kubectl fleetjob unregister eu-1 --purge --member-context kind-eu-1 --dry-run=server`,
+		Args:              exactlyOne("NAME", "the cluster name"),
+		ValidArgsFunction: completeRegistrations(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			u.name = args[0]
 			if u.purge && !u.member.set() {
-				return errors.New("--purge needs --member-context: the hub holds no rights to delete anything in the member")
+				return usage(errors.New("--purge needs --member-context: the hub holds no rights to delete anything in the member"))
 			}
 			if err := validateWorkNamespace(u.workNamespace); err != nil {
+				return usage(err)
+			}
+			var err error
+			if u.dryRun, err = parseDryRun(u.dryRunFlag, u.streams.ErrOut); err != nil {
 				return err
 			}
 			return u.run(cmd.Context())
@@ -69,6 +83,7 @@ their bindings, and the work namespace with everything in it.`,
 	u.member.addFlags(flags)
 	flags.BoolVar(&u.purge, "purge", false, "Also delete the member's fleetjob ServiceAccount, RBAC and work namespace")
 	addWorkNamespaceFlag(flags, &u.workNamespace, "Member work namespace to purge when the hub no longer has the registration")
+	addDryRunFlag(cmd, &u.dryRunFlag, "read the registration and list what would be deleted, asking the member nothing")
 	return cmd
 }
 
@@ -89,13 +104,21 @@ func (u *unregisterOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if u.dryRun == dryRunClient {
+		fmt.Fprintf(u.streams.Out, "member context %s: would delete, where they exist: %s (dry run)\n", memberCtx, strings.Join(member.PurgeCandidates(ns), ", "))
+		return nil
+	}
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	deleted, err := member.Purge(ctx, cs, ns)
+	purge := member.Purge
+	if u.dryRun == dryRunServer {
+		purge = member.PurgeServerDryRun
+	}
+	deleted, err := purge(ctx, cs, ns)
 	for _, d := range deleted {
-		fmt.Fprintf(u.streams.Out, "member context %s: %s deleted\n", memberCtx, d)
+		fmt.Fprintf(u.streams.Out, "member context %s: %s deleted%s\n", memberCtx, d, u.dryRun.suffix())
 	}
 	if err != nil {
 		return fmt.Errorf("member context %s: %w", memberCtx, err)
@@ -110,6 +133,8 @@ func (u *unregisterOptions) run(ctx context.Context) error {
 // namespace it named. A missing Secret is an error unless purging, which
 // may finish an earlier unregister.
 func (u *unregisterOptions) deleteRegistration(ctx context.Context, cs kubernetes.Interface) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, hubTimeout)
+	defer cancel()
 	secrets := cs.CoreV1().Secrets(u.registrationNamespace)
 	s, err := secrets.Get(ctx, u.name, metav1.GetOptions{})
 	switch {
@@ -117,7 +142,7 @@ func (u *unregisterOptions) deleteRegistration(ctx context.Context, cs kubernete
 		fmt.Fprintf(u.streams.Out, "cluster %q has no registration on the hub; purging namespace %s in the member\n", u.name, u.workNamespace)
 		return u.workNamespace, nil
 	case apierrors.IsNotFound(err):
-		return "", fmt.Errorf("cluster %q is not registered: no secret %s/%s on the hub (see kubectl fleetjob clusters)", u.name, u.registrationNamespace, u.name)
+		return "", explain(err, "cluster %q is not registered: no secret %s/%s on the hub (see kubectl fleetjob clusters)", u.name, u.registrationNamespace, u.name)
 	case err != nil:
 		return "", fmt.Errorf("reading secret %s/%s on the hub: %w", u.registrationNamespace, u.name, err)
 	}
@@ -125,10 +150,12 @@ func (u *unregisterOptions) deleteRegistration(ctx context.Context, cs kubernete
 	if reg, err := hub.Read(s); err == nil {
 		ns = reg.Namespace
 	}
-	if err := secrets.Delete(ctx, u.name, metav1.DeleteOptions{}); client404(err) != nil {
-		return "", fmt.Errorf("deleting secret %s/%s on the hub: %w", u.registrationNamespace, u.name, err)
+	if u.dryRun != dryRunClient {
+		if err := secrets.Delete(ctx, u.name, metav1.DeleteOptions{DryRun: u.dryRun.options()}); client404(err) != nil {
+			return "", fmt.Errorf("deleting secret %s/%s on the hub: %w", u.registrationNamespace, u.name, err)
+		}
 	}
-	fmt.Fprintf(u.streams.Out, "secret/%s deleted from namespace %s on the hub\n", u.name, u.registrationNamespace)
+	fmt.Fprintf(u.streams.Out, "secret/%s deleted from namespace %s on the hub%s\n", u.name, u.registrationNamespace, u.dryRun.suffix())
 	return ns, nil
 }
 

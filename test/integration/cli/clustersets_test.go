@@ -18,15 +18,20 @@ package cli
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/cli"
 	"github.com/fleetjob/fleetjob/pkg/podsecurity"
 )
 
@@ -36,15 +41,18 @@ const setsNamespace = "fleetjob-sets"
 
 // setInfo is a set as clustersets -o json prints it.
 type setInfo struct {
-	Name        string   `json:"name"`
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
 	PodSecurity string   `json:"podSecurity"`
 	Defined     bool     `json:"defined"`
 	Clusters    []string `json:"clusters"`
 	Bindings    []string `json:"bindings"`
 }
 
-// The hub of this suite does not load the binding admission policy: a
-// bind without the bind verb is a unit test's.
+// The hub of this suite loads the binding admission policy only for the
+// server dry run spec, which removes it after.
 var _ = Describe("kubectl fleetjob on cluster sets", Ordered, func() {
 	const set, team = "team-a", "team-a"
 
@@ -106,9 +114,15 @@ var _ = Describe("kubectl fleetjob on cluster sets", Ordered, func() {
 		Expect(r.out).To(MatchRegexp(`(?m)^team-a +restricted +1 +team-a +s1$`))
 		r = run("clustersets", "-o", "json")
 		Expect(r.err).NotTo(HaveOccurred())
-		var sets []setInfo
+		var sets list[setInfo]
 		Expect(json.Unmarshal([]byte(r.out), &sets)).To(Succeed())
-		Expect(sets).To(ContainElement(setInfo{Name: set, PodSecurity: "restricted", Defined: true, Clusters: []string{"s1"}, Bindings: []string{team}}))
+		want := setInfo{Kind: "ClusterSetSummary", PodSecurity: "restricted", Defined: true, Clusters: []string{"s1"}, Bindings: []string{team}}
+		want.Metadata.Name = set
+		Expect(sets.Items).To(ContainElement(want))
+
+		r = run("clustersets", "-o", "name")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("clustersetsummary.cli.fleetjob.io/team-a\n"))
 	})
 
 	It("unbinds the set, and unbinding it again changes nothing", func() {
@@ -119,6 +133,48 @@ var _ = Describe("kubectl fleetjob on cluster sets", Ordered, func() {
 		r = run("unbind", set, "-n", team)
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(ContainSubstring("cluster set team-a is not bound to namespace team-a"))
+	})
+
+	It("has the hub's admission policy check bind --dry-run=server, and stores nothing", func() {
+		policy := filepath.Join("..", "..", "..", "config", "admission", "clusterset_bind.yaml")
+		for _, obj := range manifests(policy) {
+			Expect(hubC.Create(ctx, obj)).To(Succeed(), "%s %s", obj.GetKind(), obj.GetName())
+			DeferCleanup(func() { Expect(hubC.Delete(ctx, obj)).To(Succeed()) })
+		}
+		// A namespace admin of team-a, without the bind verb on the set.
+		tenant := kubeconfigOf(envtest.User{Name: "team-a-admin"})
+		binder := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "bindings"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{fleetv1.GroupVersion.Group}, Resources: []string{"clustersetbindings"}, Verbs: []string{"create", "get", "delete"}}}}
+		binderBinding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "bindings"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "bindings"},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "team-a-admin"}}}
+		for _, obj := range []client.Object{binder, binderBinding} {
+			Expect(hubC.Create(ctx, obj)).To(Succeed())
+			DeferCleanup(func() { Expect(hubC.Delete(ctx, obj)).To(Succeed()) })
+		}
+
+		Eventually(func(g Gomega) {
+			r := run("--kubeconfig", tenant, "bind", set, "-n", team, "--dry-run=server")
+			g.Expect(r.err).To(MatchError(ContainSubstring("binding cluster set team-a to namespace team-a needs the bind verb on clustersets/team-a in group fleetjob.io")))
+			g.Expect(r.err).To(MatchError(ContainSubstring("ValidatingAdmissionPolicy 'fleetjob-clusterset-bind'")), "refused by the policy, not by RBAC")
+			g.Expect(cli.ExitCode(r.err)).To(Equal(cli.ExitAPI))
+		}).Should(Succeed())
+
+		grant := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "bind-team-a"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{fleetv1.GroupVersion.Group}, Resources: []string{"clustersets"}, ResourceNames: []string{set}, Verbs: []string{fleetv1.BindVerb}}}}
+		grantBinding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bind-team-a"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "bind-team-a"},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: "team-a-admin"}}}
+		for _, obj := range []client.Object{grant, grantBinding} {
+			Expect(hubC.Create(ctx, obj)).To(Succeed())
+			DeferCleanup(func() { Expect(hubC.Delete(ctx, obj)).To(Succeed()) })
+		}
+		Eventually(func(g Gomega) {
+			r := run("--kubeconfig", tenant, "bind", set, "-n", team, "--dry-run=server")
+			g.Expect(r.err).NotTo(HaveOccurred())
+			g.Expect(r.out).To(Equal("clustersetbinding.fleetjob.io/team-a created in namespace team-a: its ClusterJobs may select the clusters of cluster set team-a (server dry run)\n"))
+		}).Should(Succeed())
+		Expect(hubC.Get(ctx, client.ObjectKey{Namespace: team, Name: set}, &fleetv1.ClusterSetBinding{})).To(Satisfy(apierrors.IsNotFound), "a dry run stores nothing")
 	})
 
 	It("moves the cluster back to the set default when registered again without --cluster-set", func() {
@@ -134,7 +190,7 @@ var _ = Describe("kubectl fleetjob on cluster sets", Ordered, func() {
 	})
 
 	It("shows a set without a ClusterSet object at the default level, in a dry run too", func() {
-		r := run("register", "s2", "--member-context", "member", "--work-namespace", "fleetjob-labs", "--cluster-set", "labs", "--dry-run", "-o", "yaml")
+		r := run("register", "s2", "--member-context", "member", "--work-namespace", "fleetjob-labs", "--cluster-set", "labs", "--dry-run=client", "-o", "yaml")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.errOut).To(Equal("cluster set labs has no ClusterSet object: its clusters get the default Pod Security level baseline\n"))
 		objs := splitYAML(r.out)

@@ -206,8 +206,8 @@ func kinds(objs []unstructured.Unstructured) []string {
 }
 
 var _ = Describe("kubectl fleetjob register", Ordered, func() {
-	It("prints the member RBAC and the hub Secret with --dry-run -o yaml, and writes nothing", func() {
-		r := run("register", "m1", "--member-context", "member", "--label", "env=test", "--dry-run", "-o", "yaml")
+	It("prints the member RBAC and the hub Secret with --dry-run=client -o yaml, and writes nothing", func() {
+		r := run("register", "m1", "--member-context", "member", "--label", "env=test", "--dry-run=client", "-o", "yaml")
 		Expect(r.err).NotTo(HaveOccurred())
 		objs := splitYAML(r.out)
 		Expect(kinds(objs)).To(Equal([]string{
@@ -231,7 +231,22 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		r = run("register", "m1", "--member-context", "member", "--dry-run")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(ContainSubstring("(dry run)"))
+		Expect(r.errOut).To(ContainSubstring("warning: --dry-run is deprecated and can be replaced with --dry-run=client."))
 		Expect(memberHas(&corev1.Namespace{}, "", workNamespace)).To(BeFalse())
+	})
+
+	It("has the member and the hub check every write with --dry-run=server, and stores nothing", func() {
+		r := run("register", "m1", "--member-context", "member", "--work-namespace", "fleetjob-dry", "--dry-run=server")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("member context member: applied namespace/fleetjob-dry, namespace/fleetjob-hub, "))
+		Expect(r.out).To(ContainSubstring("clusterrole/fleetjob-hub-nodes, clusterrolebinding/fleetjob-hub-nodes-fleetjob-dry (server dry run)"))
+		// The other specs' registrations may have created fleetjob-hub.
+		Expect(r.out).To(MatchRegexp(`not checked (serviceaccount/fleetjob-hub/for-fleetjob-dry, )?role/fleetjob-hub, rolebinding/fleetjob-hub: ` +
+			`their namespace does not exist yet, and a dry run creates none \(server dry run\)`))
+		Expect(r.out).To(ContainSubstring("secret/m1 created in namespace " + registrationNamespace + " on the hub (server dry run)"))
+		Expect(memberHas(&corev1.Namespace{}, "", "fleetjob-dry")).To(BeFalse())
+		Expect(memberHas(&rbacv1.ClusterRoleBinding{}, "", "fleetjob-hub-nodes-fleetjob-dry")).To(BeFalse())
+		Expect(registrations()).NotTo(ContainElement("m1"))
 	})
 
 	It("checks the hub before touching the member", func() {

@@ -41,6 +41,13 @@ import (
 // apart from the register specs' own.
 const runsNamespace = "fleetjob-runs"
 
+// list is a v1 List as -o json prints it.
+type list[T any] struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Items      []T    `json:"items"`
+}
+
 // createNode creates a Ready node, cordoned if asked.
 func createNode(name string, cordoned bool) {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
@@ -143,14 +150,25 @@ var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 
 		r = run("plan", "clean", "-o", "json")
 		Expect(r.err).NotTo(HaveOccurred())
-		var got []struct {
-			Cluster string
-			Plan    plan.Plan
-		}
+		var got list[struct {
+			Kind     string
+			Metadata struct{ Name string }
+			Cluster  string
+			Plan     plan.Plan
+		}]
 		Expect(json.Unmarshal([]byte(r.out), &got)).To(Succeed())
-		Expect(got).To(HaveLen(1))
-		Expect(got[0].Cluster).To(Equal("runner"))
-		Expect(got[0].Plan).To(Equal(frozen))
+		Expect(got.APIVersion).To(Equal("v1"))
+		Expect(got.Kind).To(Equal("List"))
+		Expect(got.Items).To(HaveLen(1))
+		Expect(got.Items[0].Kind).To(Equal("ClusterPlan"))
+		Expect(got.Items[0].Metadata.Name).To(Equal("runner"))
+		Expect(got.Items[0].Cluster).To(Equal("runner"))
+		Expect(got.Items[0].Plan).To(Equal(frozen))
+
+		r = run("plan", "clean", "--no-headers")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(HavePrefix("runner   0   batch-1   2   node-1,node-2\n"))
+		Expect(r.out).NotTo(ContainSubstring("CLUSTER"))
 	})
 
 	It("lists per-node results of every cluster, read from the members", func() {
@@ -162,11 +180,23 @@ var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 
 		r = run("status", "clean", "--nodes", "-o", "json")
 		Expect(r.err).NotTo(HaveOccurred())
-		var nodes []struct{ Cluster, Node, Phase, Reason string }
+		var nodes list[struct{ Kind, Cluster, Node, Phase, Reason string }]
 		Expect(json.Unmarshal([]byte(r.out), &nodes)).To(Succeed())
-		Expect(nodes).To(Equal([]struct{ Cluster, Node, Phase, Reason string }{
-			{"runner", "node-1", "Succeeded", ""}, {"runner", "node-2", "Failed", "BackoffLimitExceeded"}, {"runner", "node-3", "Pending", ""},
+		Expect(nodes.Items).To(Equal([]struct{ Kind, Cluster, Node, Phase, Reason string }{
+			{"NodeResult", "runner", "node-1", "Succeeded", ""}, {"NodeResult", "runner", "node-2", "Failed", "BackoffLimitExceeded"}, {"NodeResult", "runner", "node-3", "Pending", ""},
 		}))
+
+		r = run("status", "clean", "--nodes", "-o", "name")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(Equal("noderesult.cli.fleetjob.io/runner/node-1\nnoderesult.cli.fleetjob.io/runner/node-2\nnoderesult.cli.fleetjob.io/runner/node-3\n"))
+
+		r = run("status", "clean", "--nodes", "-o", `jsonpath={range .items[?(@.phase=="Failed")]}{.node}{"\n"}{end}`)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(Equal("node-2\n"))
+
+		r = run("status", "clean", "--nodes", "-o", "custom-columns=NODE:.node,JOB:.job", "--no-headers")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`^node-1   clean-node-1-\S+\nnode-2   clean-node-2-\S+\nnode-3   <none>\n$`))
 
 		r = run("status", "clean", "--nodes", "--failed")
 		Expect(r.err).NotTo(HaveOccurred())
@@ -204,6 +234,28 @@ var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 		Expect(r.out).To(ContainSubstring("kind: ClusterJob"))
 	})
 
+	It("prints the run with kubectl's printers, and its table without headers", func() {
+		r := run("status", "clean", "-o", "jsonpath={.status.phase} {.status.summary.nodes.failed}")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(Equal("Running 1"))
+
+		r = run("status", "clean", "-o", "name")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(Equal("clusterjob.fleetjob.io/clean\n"))
+
+		r = run("status", "clean", "--no-headers")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`^runner +Running +\[x{10}\.{10}\] 1/2 +\[#{5}x{5}-{5}\.{5}\] 1/3, 1 skipped +1 +yes\n$`), "one line: the cluster's")
+
+		r = run("status", "clean", "-o", "wide")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`CLUSTER +PHASE +GROUPS +NODES +FAILED +REACHABLE +CURRENT-GROUP +CLUSTER-ID +MESSAGE`))
+		Expect(r.out).To(MatchRegexp(`runner +Running .* yes +batch-1 +<none>`))
+
+		r = run("status", "missing", "-o", "name")
+		Expect(cli.ExitCode(r.err)).To(Equal(cli.ExitAPI), "a run the hub does not have")
+	})
+
 	It("follows the run with -w until it ends, and fails when it Failed", func() {
 		out, errOut := &syncBuffer{}, &syncBuffer{}
 		done := make(chan error, 1)
@@ -221,8 +273,19 @@ var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 		var failed *cli.RunFailedError
 		Expect(err).To(BeAssignableToTypeOf(failed))
 		Expect(err).To(MatchError("clusterjob default/clean Failed: 1 node failed"))
-		Expect(strings.Count(out.String(), "clusterjob default/clean:")).To(Equal(2), "a block per change:\n%s", out)
+		Expect(cli.ExitCode(err)).To(Equal(cli.ExitRunFailed))
+		Expect(strings.Count(out.String(), "clusterjob default/clean:")).To(Equal(2), "a summary per change:\n%s", out)
 		Expect(out.String()).To(ContainSubstring("NodeFailed: 1 of 4 nodes failed: node-2"))
+	})
+
+	It("gives up waiting with -w --timeout, exit code 4", func() {
+		running := wrappers.MakeClusterJob("still-running", "default").Obj()
+		Expect(hubC.Create(ctx, running)).To(Succeed())
+		setStatus(running, fleetv1.PhaseRunning, fleetv1.ClusterStatus{Name: "runner", Phase: fleetv1.ClusterRunning, Reachable: true})
+		r := run("status", "still-running", "-w", "--timeout", "1s")
+		Expect(r.err).To(MatchError("timed out after 1s waiting for clusterjob default/still-running to end: it is Running"))
+		Expect(cli.ExitCode(r.err)).To(Equal(cli.ExitTimeout))
+		Expect(r.out).To(HavePrefix("clusterjob default/still-running: Running"))
 	})
 
 	It("returns at once with -w on a run that completed", func() {
@@ -261,27 +324,32 @@ users: [{name: m, user: {exec: {apiVersion: client.authentication.k8s.io/v1, com
 
 		r := run("clusters", "-o", "json")
 		Expect(r.err).NotTo(HaveOccurred())
-		var infos []struct {
-			Name, Namespace, Version, Reason, Message string
-			Labels                                    map[string]string
-			Reachable                                 bool
-			Nodes                                     *int
-		}
+		var infos list[struct {
+			Kind     string
+			Metadata struct {
+				Name   string
+				Labels map[string]string
+			}
+			WorkNamespace, Version, Reason, Message string
+			Reachable                               bool
+			Nodes                                   *int
+		}]
 		Expect(json.Unmarshal([]byte(r.out), &infos)).To(Succeed())
 		byName := map[string]int{}
-		for i, c := range infos {
-			byName[c.Name] = i
+		for i, c := range infos.Items {
+			Expect(c.Kind).To(Equal("ClusterProbe"))
+			byName[c.Metadata.Name] = i
 		}
 		Expect(byName).To(HaveKey("runner"))
 		Expect(byName).To(HaveKey("broken"))
-		runner := infos[byName["runner"]]
+		runner := infos.Items[byName["runner"]]
 		Expect(runner.Reachable).To(BeTrue())
 		Expect(runner.Reason).To(BeEmpty(), runner.Message)
-		Expect(runner.Namespace).To(Equal(runsNamespace))
-		Expect(runner.Labels).To(Equal(map[string]string{"env": "ci"}))
+		Expect(runner.WorkNamespace).To(Equal(runsNamespace))
+		Expect(runner.Metadata.Labels).To(Equal(map[string]string{"env": "ci"}))
 		Expect(runner.Version).To(HavePrefix("v1."))
 		Expect(runner.Nodes).To(Equal(ptr.To(4)))
-		bad := infos[byName["broken"]]
+		bad := infos.Items[byName["broken"]]
 		Expect(bad.Reason).To(Equal("InvalidRegistration"))
 		Expect(bad.Message).To(ContainSubstring("exec is not allowed"))
 		Expect(marker).NotTo(BeAnExistingFile(), "the registration's exec plugin ran")
@@ -291,5 +359,10 @@ users: [{name: m, user: {exec: {apiVersion: client.authentication.k8s.io/v1, com
 		Expect(r.out).To(MatchRegexp(`NAME\s+CLUSTER-SET\s+LABELS\s+NAMESPACE\s+REACHABLE\s+VERSION\s+NODES\s+REASON`))
 		Expect(r.out).To(MatchRegexp(`runner\s+default\s+env=ci\s+` + runsNamespace + `\s+yes\s+v1\.\S+\s+4\s+<none>`))
 		Expect(r.out).To(MatchRegexp(`broken\s+default\s+<none>\s+fleetjob-system\s+no\s+<none>\s+<unknown>\s+InvalidRegistration`))
+
+		r = run("clusters", "-o", "custom-columns=NAME:.metadata.name,REACHABLE:.reachable", "--no-headers")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`(?m)^runner +true$`))
+		Expect(r.out).To(MatchRegexp(`(?m)^broken +false$`))
 	})
 })

@@ -22,6 +22,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,9 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
@@ -144,6 +147,38 @@ func writeKubeconfigs(dir string) {
 	merged.CurrentContext = "hub"
 	kubeconfigFile = filepath.Join(dir, "kubeconfig")
 	Expect(clientcmd.WriteToFile(*merged, kubeconfigFile)).To(Succeed())
+}
+
+// kubeconfigOf writes a kubeconfig of the hub for user, and returns its
+// path.
+func kubeconfigOf(user envtest.User) string {
+	GinkgoHelper()
+	u, err := hubEnv.AddUser(user, nil)
+	Expect(err).NotTo(HaveOccurred())
+	data, err := u.KubeConfig()
+	Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(GinkgoT().TempDir(), user.Name+".kubeconfig")
+	Expect(os.WriteFile(path, data, 0o600)).To(Succeed())
+	return path
+}
+
+// manifests decodes the objects of a YAML file of the repository.
+func manifests(file string) []*unstructured.Unstructured {
+	GinkgoHelper()
+	data, err := os.ReadFile(file)
+	Expect(err).NotTo(HaveOccurred())
+	var out []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); err != nil {
+			Expect(err).To(MatchError(io.EOF))
+			return out
+		}
+		if len(obj.Object) > 0 {
+			out = append(out, obj)
+		}
+	}
 }
 
 // syncBuffer is a buffer safe to read while a command writes to it.

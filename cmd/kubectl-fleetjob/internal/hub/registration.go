@@ -106,8 +106,9 @@ func DisplaySecret(hubNamespace string, r Registration) *corev1ac.SecretApplyCon
 
 // Apply creates or updates the registration Secret with server-side apply.
 // It refuses to take over a Secret of that name that is not a registration.
-// created tells whether the Secret is new.
-func Apply(ctx context.Context, cs kubernetes.Interface, hubNamespace string, r Registration, fieldManager string) (created bool, err error) {
+// created tells whether the Secret is new. dryRun [All] has the hub check
+// the write and store nothing.
+func Apply(ctx context.Context, cs kubernetes.Interface, hubNamespace string, r Registration, fieldManager string, dryRun []string) (created bool, err error) {
 	existing, err := cs.CoreV1().Secrets(hubNamespace).Get(ctx, r.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -117,7 +118,7 @@ func Apply(ctx context.Context, cs kubernetes.Interface, hubNamespace string, r 
 	case existing.Labels[fleetv1.RegistrationLabel] != "true" && existing.Data[fleetv1.KubeconfigKey] == nil:
 		return false, fmt.Errorf("secret %s/%s exists on the hub and is not a cluster registration: choose another cluster name, or delete that Secret", hubNamespace, r.Name)
 	}
-	_, err = cs.CoreV1().Secrets(hubNamespace).Apply(ctx, Secret(hubNamespace, r), metav1.ApplyOptions{FieldManager: fieldManager, Force: true})
+	_, err = cs.CoreV1().Secrets(hubNamespace).Apply(ctx, Secret(hubNamespace, r), metav1.ApplyOptions{FieldManager: fieldManager, Force: true, DryRun: dryRun})
 	if err != nil {
 		return false, fmt.Errorf("writing secret %s/%s on the hub: %w", hubNamespace, r.Name, err)
 	}

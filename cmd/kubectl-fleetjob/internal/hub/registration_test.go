@@ -149,7 +149,7 @@ func TestApply(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := fake.NewClientset(tc.objects...)
-			created, err := Apply(context.Background(), cs, "fleetjob-system", Registration{Name: tc.reg, Namespace: "fleetjob-system", Kubeconfig: []byte("new")}, "test")
+			created, err := Apply(context.Background(), cs, "fleetjob-system", Registration{Name: tc.reg, Namespace: "fleetjob-system", Kubeconfig: []byte("new")}, "test", nil)
 			if diff := cmp.Diff(tc.wantErr, errString(err), substring); diff != "" {
 				t.Fatalf("error (-want +got):\n%s", diff)
 			}

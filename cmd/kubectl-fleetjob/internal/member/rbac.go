@@ -174,31 +174,66 @@ func (o Objects) Names() []string {
 // same objects again changes nothing.
 func Apply(ctx context.Context, cs kubernetes.Interface, o Objects) error {
 	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
-	ns := *o.Namespace.Name
-	steps := []struct {
-		name  string
-		apply func() error
-	}{
-		{"namespace/" + ns, func() error { _, err := cs.CoreV1().Namespaces().Apply(ctx, o.Namespace, opts); return err }},
-		{"namespace/" + HubNamespace, func() error { _, err := cs.CoreV1().Namespaces().Apply(ctx, o.HubNamespace, opts); return err }},
-		{"serviceaccount/" + HubNamespace + "/" + ServiceAccountName(ns), func() error {
-			_, err := cs.CoreV1().ServiceAccounts(HubNamespace).Apply(ctx, o.ServiceAccount, opts)
-			return err
-		}},
-		{"role/" + RoleName, func() error { _, err := cs.RbacV1().Roles(ns).Apply(ctx, o.Role, opts); return err }},
-		{"rolebinding/" + RoleName, func() error { _, err := cs.RbacV1().RoleBindings(ns).Apply(ctx, o.RoleBinding, opts); return err }},
-		{"clusterrole/" + NodesClusterRoleName, func() error { _, err := cs.RbacV1().ClusterRoles().Apply(ctx, o.ClusterRole, opts); return err }},
-		{"clusterrolebinding/" + ClusterRoleBindingName(ns), func() error {
-			_, err := cs.RbacV1().ClusterRoleBindings().Apply(ctx, o.ClusterRoleBinding, opts)
-			return err
-		}},
-	}
-	for _, s := range steps {
+	for _, s := range applySteps(ctx, cs, o, opts) {
 		if err := s.apply(); err != nil {
 			return fmt.Errorf("applying %s in the member: %w", s.name, err)
 		}
 	}
 	return nil
+}
+
+// ApplyServerDryRun sends Apply's requests with dryRun=All: the member
+// checks each (authorization, admission, validation) and stores nothing.
+// An object in a namespace that does not exist yet cannot be checked (a
+// dry run does not create its namespace): it is left out, and returned.
+func ApplyServerDryRun(ctx context.Context, cs kubernetes.Interface, o Objects) (unchecked []string, err error) {
+	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: true, DryRun: []string{metav1.DryRunAll}}
+	exists := map[string]bool{}
+	for _, s := range applySteps(ctx, cs, o, opts) {
+		if s.namespace != "" {
+			if _, known := exists[s.namespace]; !known {
+				_, err := cs.CoreV1().Namespaces().Get(ctx, s.namespace, metav1.GetOptions{})
+				if err != nil && !apierrors.IsNotFound(err) {
+					return unchecked, fmt.Errorf("reading namespace %s in the member: %w", s.namespace, err)
+				}
+				exists[s.namespace] = err == nil
+			}
+			if !exists[s.namespace] {
+				unchecked = append(unchecked, s.name)
+				continue
+			}
+		}
+		if err := s.apply(); err != nil {
+			return unchecked, fmt.Errorf("applying %s in the member (server dry run): %w", s.name, err)
+		}
+	}
+	return unchecked, nil
+}
+
+// applyStep applies one object; namespace is its namespace, "" for a
+// cluster-scoped one.
+type applyStep struct {
+	name, namespace string
+	apply           func() error
+}
+
+func applySteps(ctx context.Context, cs kubernetes.Interface, o Objects, opts metav1.ApplyOptions) []applyStep {
+	ns := *o.Namespace.Name
+	return []applyStep{
+		{"namespace/" + ns, "", func() error { _, err := cs.CoreV1().Namespaces().Apply(ctx, o.Namespace, opts); return err }},
+		{"namespace/" + HubNamespace, "", func() error { _, err := cs.CoreV1().Namespaces().Apply(ctx, o.HubNamespace, opts); return err }},
+		{"serviceaccount/" + HubNamespace + "/" + ServiceAccountName(ns), HubNamespace, func() error {
+			_, err := cs.CoreV1().ServiceAccounts(HubNamespace).Apply(ctx, o.ServiceAccount, opts)
+			return err
+		}},
+		{"role/" + RoleName, ns, func() error { _, err := cs.RbacV1().Roles(ns).Apply(ctx, o.Role, opts); return err }},
+		{"rolebinding/" + RoleName, ns, func() error { _, err := cs.RbacV1().RoleBindings(ns).Apply(ctx, o.RoleBinding, opts); return err }},
+		{"clusterrole/" + NodesClusterRoleName, "", func() error { _, err := cs.RbacV1().ClusterRoles().Apply(ctx, o.ClusterRole, opts); return err }},
+		{"clusterrolebinding/" + ClusterRoleBindingName(ns), "", func() error {
+			_, err := cs.RbacV1().ClusterRoleBindings().Apply(ctx, o.ClusterRoleBinding, opts)
+			return err
+		}},
+	}
 }
 
 // protectedNamespaces are Kubernetes' own: never deleted by Purge, nor
@@ -224,9 +259,36 @@ func EnforcesPodSecurity(ns string) bool { return !protectedNamespaces[ns] }
 // would lose its new identity with it. It returns what it deleted, as
 // kind/name.
 func Purge(ctx context.Context, cs kubernetes.Interface, ns string) ([]string, error) {
+	return purge(ctx, cs, ns, nil)
+}
+
+// PurgeCandidates is what Purge deletes for work namespace ns where it
+// exists, as kind/name, without asking the member: the legacy identity of
+// an unmigrated registration, and the shared ClusterRole when no other
+// work namespace's binding uses it.
+func PurgeCandidates(ns string) []string {
+	out := []string{
+		"clusterrolebinding/" + ClusterRoleBindingName(ns), "rolebinding/" + RoleName, "role/" + RoleName,
+		"serviceaccount/" + HubNamespace + "/" + ServiceAccountName(ns), "serviceaccount/" + ns + "/" + LegacyServiceAccountName,
+		"clusterrole/" + NodesClusterRoleName,
+	}
+	if !protectedNamespaces[ns] {
+		out = append(out, "namespace/"+ns)
+	}
+	return out
+}
+
+// PurgeServerDryRun sends Purge's requests with dryRun=All: the member
+// checks each deletion and deletes nothing. It returns what Purge would
+// delete.
+func PurgeServerDryRun(ctx context.Context, cs kubernetes.Interface, ns string) ([]string, error) {
+	return purge(ctx, cs, ns, []string{metav1.DryRunAll})
+}
+
+func purge(ctx context.Context, cs kubernetes.Interface, ns string, dryRun []string) ([]string, error) {
 	var deleted []string
 	del := deleter(&deleted)
-	opts := metav1.DeleteOptions{}
+	opts := metav1.DeleteOptions{DryRun: dryRun}
 	rbac, core := cs.RbacV1(), cs.CoreV1()
 	steps := []struct {
 		name string
@@ -246,10 +308,10 @@ func Purge(ctx context.Context, cs kubernetes.Interface, ns string) ([]string, e
 			return deleted, err
 		}
 	}
-	if err := deleteLegacy(ctx, cs, ns, del); err != nil {
+	if err := deleteLegacy(ctx, cs, ns, opts, del); err != nil {
 		return deleted, err
 	}
-	if err := purgeClusterRole(ctx, cs, del); err != nil {
+	if err := purgeClusterRole(ctx, cs, ns, opts, del); err != nil {
 		return deleted, err
 	}
 	if protectedNamespaces[ns] {
@@ -292,13 +354,13 @@ func HasLegacy(ctx context.Context, cs kubernetes.Interface, ns string) (bool, e
 // deleteLegacy deletes the legacy identity of work namespace ns, if
 // register created it: deleting a ServiceAccount invalidates every token
 // issued for it.
-func deleteLegacy(ctx context.Context, cs kubernetes.Interface, ns string, del func(string, func() error) error) error {
+func deleteLegacy(ctx context.Context, cs kubernetes.Interface, ns string, opts metav1.DeleteOptions, del func(string, func() error) error) error {
 	legacy, err := HasLegacy(ctx, cs, ns)
 	if err != nil || !legacy {
 		return err
 	}
 	return del("serviceaccount/"+ns+"/"+LegacyServiceAccountName, func() error {
-		return cs.CoreV1().ServiceAccounts(ns).Delete(ctx, LegacyServiceAccountName, metav1.DeleteOptions{})
+		return cs.CoreV1().ServiceAccounts(ns).Delete(ctx, LegacyServiceAccountName, opts)
 	})
 }
 
@@ -315,21 +377,25 @@ func Revoke(ctx context.Context, cs kubernetes.Interface, o Objects) ([]string, 
 		return nil, fmt.Errorf("applying clusterrolebinding/%s in the member: %w", ClusterRoleBindingName(ns), err)
 	}
 	var deleted []string
-	return deleted, deleteLegacy(ctx, cs, ns, deleter(&deleted))
+	return deleted, deleteLegacy(ctx, cs, ns, metav1.DeleteOptions{}, deleter(&deleted))
 }
 
-func purgeClusterRole(ctx context.Context, cs kubernetes.Interface, del func(string, func() error) error) error {
+func purgeClusterRole(ctx context.Context, cs kubernetes.Interface, ns string, opts metav1.DeleteOptions, del func(string, func() error) error) error {
 	bindings, err := cs.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("listing clusterrolebindings in the member: %w", err)
 	}
 	for _, b := range bindings.Items {
+		// A dry run deleted ns's own binding without removing it.
+		if len(opts.DryRun) > 0 && b.Name == ClusterRoleBindingName(ns) {
+			continue
+		}
 		if b.RoleRef.Kind == "ClusterRole" && b.RoleRef.Name == NodesClusterRoleName {
 			return nil // another work namespace's registration still uses it
 		}
 	}
 	return del("clusterrole/"+NodesClusterRoleName, func() error {
-		return cs.RbacV1().ClusterRoles().Delete(ctx, NodesClusterRoleName, metav1.DeleteOptions{})
+		return cs.RbacV1().ClusterRoles().Delete(ctx, NodesClusterRoleName, opts)
 	})
 }
 

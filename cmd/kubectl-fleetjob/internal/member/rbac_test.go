@@ -33,6 +33,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/component-helpers/auth/rbac/validation"
 )
 
@@ -343,5 +344,76 @@ func TestPurgeUnmigrated(t *testing.T) {
 	want := []string{"clusterrolebinding/fleetjob-hub-nodes-w", "rolebinding/fleetjob-hub", "serviceaccount/w/fleetjob-hub"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Purge deleted (-want +got):\n%s", diff)
+	}
+}
+
+// dryRunOnly is a member whose every write must ask for dryRun=All, and
+// is then answered without being stored, as an API server does.
+func dryRunOnly(t *testing.T, cs *fake.Clientset) {
+	t.Helper()
+	cs.PrependReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		var dryRun []string
+		switch a := a.(type) {
+		case k8stesting.PatchActionImpl:
+			dryRun = a.PatchOptions.DryRun
+		case k8stesting.DeleteActionImpl:
+			dryRun = a.DeleteOptions.DryRun
+		case k8stesting.CreateActionImpl:
+			dryRun = a.CreateOptions.DryRun
+		default:
+			return false, nil, nil
+		}
+		if !slices.Equal(dryRun, []string{metav1.DryRunAll}) {
+			t.Errorf("%s %s without dryRun=All", a.GetVerb(), a.GetResource().Resource)
+		}
+		return true, nil, nil
+	})
+}
+
+// TestApplyServerDryRun: every apply is a dry run, and the objects of a
+// namespace that does not exist yet are left out, named.
+func TestApplyServerDryRun(t *testing.T) {
+	cs := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: HubNamespace}})
+	dryRunOnly(t, cs)
+	unchecked, err := ApplyServerDryRun(context.Background(), cs, Build("w", fleetv1.DefaultPodSecurityLevel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"role/fleetjob-hub", "rolebinding/fleetjob-hub"}, unchecked); diff != "" {
+		t.Errorf("unchecked (-want +got):\n%s", diff)
+	}
+	var applied []string
+	for _, a := range cs.Actions() {
+		if a.GetVerb() == "patch" {
+			applied = append(applied, a.GetResource().Resource)
+		}
+	}
+	if diff := cmp.Diff([]string{"namespaces", "namespaces", "serviceaccounts", "clusterroles", "clusterrolebindings"}, applied); diff != "" {
+		t.Errorf("applied (-want +got):\n%s", diff)
+	}
+}
+
+// TestPurgeServerDryRun: every delete is a dry run, nothing is deleted,
+// and the ClusterRole that only this namespace's binding uses is counted.
+func TestPurgeServerDryRun(t *testing.T) {
+	cs := fake.NewClientset()
+	ctx := context.Background()
+	if err := Apply(ctx, cs, Build("w", fleetv1.DefaultPodSecurityLevel)); err != nil {
+		t.Fatal(err)
+	}
+	dryRunOnly(t, cs)
+	got, err := PurgeServerDryRun(ctx, cs, "w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"clusterrolebinding/fleetjob-hub-nodes-w", "rolebinding/fleetjob-hub", "role/fleetjob-hub", "serviceaccount/fleetjob-hub/for-w", "clusterrole/fleetjob-hub-nodes", "namespace/w"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("PurgeServerDryRun (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, slices.DeleteFunc(PurgeCandidates("w"), func(s string) bool { return s == "serviceaccount/w/fleetjob-hub" })); diff != "" {
+		t.Errorf("PurgeCandidates, but for the legacy identity (-want +got):\n%s", diff)
+	}
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "w", metav1.GetOptions{}); err != nil {
+		t.Errorf("the dry run deleted namespace w: %v", err)
 	}
 }

@@ -26,9 +26,10 @@ import (
 )
 
 // Clusters is the table of registered clusters; wide adds the message.
-func Clusters(infos []hub.ClusterInfo, wide bool, p Palette) string {
+func Clusters(infos []hub.ClusterInfo, o Options) string {
+	p := o.Palette
 	header := []string{"NAME", "CLUSTER-SET", "LABELS", "NAMESPACE", "REACHABLE", "VERSION", "NODES", "REASON"}
-	if wide {
+	if o.Wide {
 		header = append(header, "MESSAGE")
 	}
 	rows := make([][]Cell, 0, len(infos))
@@ -49,10 +50,10 @@ func Clusters(infos []hub.ClusterInfo, wide bool, p Palette) string {
 			Text(Escape(c.Name)), Text(Escape(fleetv1.SetOf(c.Labels))), Text(orNone(Escape(labels.Set(c.Labels).String()))), Text(Escape(c.Namespace)),
 			reach, Text(orNone(Escape(c.Version))), Text(nodes), reason,
 		}
-		if wide {
+		if o.Wide {
 			row = append(row, Text(Escape(oneLine(c.Message))))
 		}
 		rows = append(rows, row)
 	}
-	return Table(header, rows)
+	return Tabulate(header, rows, o.NoHeaders)
 }

@@ -28,13 +28,9 @@ import (
 // default, which creating one would change.
 const noObject = "(no ClusterSet object)"
 
-// ClusterSets is the table of cluster sets; wide adds their clusters. A
-// set whose members do not all enforce its level gets a warning below.
-func ClusterSets(sets []hub.SetInfo, wide bool, p Palette) string {
-	return setsTable(sets, wide, p) + setWarnings(sets, p)
-}
-
-func setWarnings(sets []hub.SetInfo, p Palette) string {
+// ClusterSetWarnings warns of each set whose members do not all enforce
+// its level: lines for stderr, beside a table or -o output.
+func ClusterSetWarnings(sets []hub.SetInfo, p Palette) string {
 	var b strings.Builder
 	for _, s := range sets {
 		if s.Warning != "" {
@@ -44,9 +40,11 @@ func setWarnings(sets []hub.SetInfo, p Palette) string {
 	return b.String()
 }
 
-func setsTable(sets []hub.SetInfo, wide bool, p Palette) string {
+// ClusterSets is the table of cluster sets; wide adds their clusters.
+func ClusterSets(sets []hub.SetInfo, o Options) string {
+	p := o.Palette
 	header := []string{"NAME", "POD-SECURITY", "CLUSTERS", "BINDINGS"}
-	if wide {
+	if o.Wide {
 		header = append(header, "CLUSTER-NAMES")
 	}
 	rows := make([][]Cell, 0, len(sets))
@@ -59,10 +57,10 @@ func setsTable(sets []hub.SetInfo, wide bool, p Palette) string {
 			Text(Escape(s.Name)), level, Text(strconv.Itoa(len(s.Clusters))),
 			Text(orNone(Escape(strings.Join(s.Bindings, ",")))),
 		}
-		if wide {
+		if o.Wide {
 			row = append(row, Text(orNone(Escape(strings.Join(s.Clusters, ",")))))
 		}
 		rows = append(rows, row)
 	}
-	return Table(header, rows)
+	return Tabulate(header, rows, o.NoHeaders)
 }

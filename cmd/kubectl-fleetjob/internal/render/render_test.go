@@ -149,24 +149,82 @@ us-1      Running     [....................] 0/1   [>>>>>>>>>>>>>>>>>>>>] 0/5   
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Status(tc.cj, Palette{}, now)
+			got := Status(tc.cj, Options{}, now)
 			if tc.name == "suspended" {
 				got = strings.SplitAfter(got, "\n")[0]
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("Status (-want +got):\n%s", diff)
 			}
-			if coloured := Status(tc.cj, Palette{Enabled: true}, now); ansi.ReplaceAllString(coloured, "") != Status(tc.cj, Palette{}, now) {
+			if coloured := Status(tc.cj, Options{Palette: Palette{Enabled: true}}, now); ansi.ReplaceAllString(coloured, "") != Status(tc.cj, Options{}, now) {
 				t.Errorf("colour changes the layout:\n%s", coloured)
 			}
 		})
 	}
 }
 
+// TestStatusOptions: -o wide adds the current group and cluster ID before
+// the message; --no-headers leaves the clusters' lines only, for scripts.
+func TestStatusOptions(t *testing.T) {
+	cj := fixture()
+	cj.Status.Clusters[1].CurrentGroupName, cj.Status.Clusters[1].ClusterID = "batch-3", "5f1c"
+	for _, tc := range []struct {
+		name string
+		opts Options
+		want string
+	}{
+		{
+			name: "wide",
+			opts: Options{Wide: true},
+			want: `clusterjob default/clean-disks: Running   clusters 1/3   nodes 14/26, 1 skipped   failed 1
+
+CLUSTER   PHASE       GROUPS                       NODES                                    FAILED   REACHABLE   CURRENT-GROUP   CLUSTER-ID   MESSAGE
+eu-1      Completed   [####################] 4/4   [####################] 10/10             0        yes         <none>          <none>       Completed: 10 of 10 nodes succeeded
+eu-2      Running     [####xxxx............] 2/5   [######xx-->>>.......] 4/11, 1 skipped   1        yes         batch-3         5f1c
+us-1      Running     [....................] 0/1   [>>>>>>>>>>>>>>>>>>>>] 0/5               0        no (3m)     <none>          <none>       Unreachable: dial tcp 10.0.0.9:6443: connection refused
+`,
+		},
+		{
+			name: "no headers",
+			opts: Options{NoHeaders: true},
+			want: `eu-1   Completed   [####################] 4/4   [####################] 10/10             0   yes       Completed: 10 of 10 nodes succeeded
+eu-2   Running     [####xxxx............] 2/5   [######xx-->>>.......] 4/11, 1 skipped   1   yes
+us-1   Running     [....................] 0/1   [>>>>>>>>>>>>>>>>>>>>] 0/5               0   no (3m)   Unreachable: dial tcp 10.0.0.9:6443: connection refused
+`,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, Status(cj, tc.opts, now)); diff != "" {
+				t.Errorf("Status (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if got := Status(wrappers.MakeClusterJob("fresh", "ops").Obj(), Options{NoHeaders: true}, now); got != "" {
+		t.Errorf("Status without headers of a run without clusters = %q, want nothing", got)
+	}
+}
+
+// TestUnreachableAge: the age is kubectl's, from duration.HumanDuration.
+func TestUnreachableAge(t *testing.T) {
+	for _, tc := range []struct {
+		since time.Duration
+		want  string
+	}{
+		{since: 90 * time.Second, want: "no (90s)"},
+		{since: 5*time.Minute + 30*time.Second, want: "no (5m30s)"},
+		{since: 50 * time.Hour, want: "no (2d2h)"},
+	} {
+		row := fleetv1.ClusterStatus{UnreachableSince: &metav1.Time{Time: now.Add(-tc.since)}}
+		if got := reachable(row, now); got != tc.want {
+			t.Errorf("reachable after %s = %q, want %q", tc.since, got, tc.want)
+		}
+	}
+}
+
 func TestStatusEscapesTerminalControl(t *testing.T) {
 	cj := fixture()
 	cj.Status.Clusters[2].Message = "evil \x1b[2Jclear"
-	if got := Status(cj, Palette{}, now); strings.Contains(got, "\x1b") {
+	if got := Status(cj, Options{}, now); strings.Contains(got, "\x1b") {
 		t.Errorf("a message drove the terminal: %q", got)
 	}
 }
@@ -189,20 +247,26 @@ eu-1      n2     batch-1   clean-disks-n2-def   Failed      BackoffLimitExceeded
 eu-1      n3     batch-2   <none>               Pending     <none>                 <none>   <none>                 <none>
 eu-2      m1     batch-1   clean-disks-m1-ghi   Running     <none>                 <none>   2026-05-01T11:59:00Z   <none>
 `
-	if diff := cmp.Diff(want, Nodes(clusters, false, Palette{})); diff != "" {
+	if diff := cmp.Diff(want, Nodes(clusters, false, Options{})); diff != "" {
 		t.Errorf("Nodes (-want +got):\n%s", diff)
 	}
 	wantFailed := `CLUSTER   NODE   GROUP     JOB                  PHASE    REASON                 EXIT   START                  FINISH                 MESSAGE
 eu-1      n2     batch-1   clean-disks-n2-def   Failed   BackoffLimitExceeded   3      2026-05-01T11:59:00Z   2026-05-01T12:00:00Z   disk /var is full
 `
-	if diff := cmp.Diff(wantFailed, Nodes(clusters, true, Palette{})); diff != "" {
+	if diff := cmp.Diff(wantFailed, Nodes(clusters, true, Options{})); diff != "" {
 		t.Errorf("Nodes, failed only (-want +got):\n%s", diff)
+	}
+	wantWide := `eu-1   n2   batch-1   clean-disks-n2-def   Failed   BackoffLimitExceeded   3   2026-05-01T11:59:00Z   2026-05-01T12:00:00Z   Job has reached the specified backoff limit   disk /var is full
+`
+	if diff := cmp.Diff(wantWide, Nodes(clusters, true, Options{Wide: true, NoHeaders: true})); diff != "" {
+		t.Errorf("Nodes, failed only, wide without headers (-want +got):\n%s", diff)
 	}
 }
 
 func TestPlans(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
+		opts  Options
 		plans []ClusterPlan
 		want  string
 	}{
@@ -243,13 +307,28 @@ eu-1      Unschedulable   40
 `,
 		},
 		{
+			name: "without headers",
+			opts: Options{NoHeaders: true},
+			plans: []ClusterPlan{{Cluster: "eu-1", Plan: plan.Plan{
+				Groups:  []plan.Group{{Name: "all", Nodes: []string{"n1"}}},
+				Skipped: []plan.SkippedNode{{Node: "n2", Reason: "NotReady", Message: "node is not Ready"}},
+			}}},
+			want: "eu-1   0   all   1   n1\n\neu-1   n2   NotReady   node is not Ready\n",
+		},
+		{
+			name:  "nothing skipped, without headers",
+			opts:  Options{NoHeaders: true},
+			plans: []ClusterPlan{{Cluster: "eu-1", Plan: plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: []string{"n1"}}}}}},
+			want:  "eu-1   0   all   1   n1\n",
+		},
+		{
 			name:  "nothing skipped",
 			plans: []ClusterPlan{{Cluster: "eu-1", Plan: plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: []string{"n1"}}}}}},
 			want:  "CLUSTER   INDEX   GROUP   NODES   NAMES\neu-1      0       all     1       n1\n\nNo node skipped.\n",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Plans(tc.plans)); diff != "" {
+			if diff := cmp.Diff(tc.want, Plans(tc.plans, tc.opts)); diff != "" {
 				t.Errorf("Plans (-want +got):\n%s", diff)
 			}
 		})
@@ -267,10 +346,10 @@ eu-1   prod          env=prod,fleetjob.io/cluster-set=prod,region=eu   fleetjob-
 eu-2   default       <none>                                            jobs              yes         v1.35.0   <unknown>   Forbidden
 us-1   default       <none>                                            fleetjob-system   no          <none>    <unknown>   Unreachable
 `
-	if diff := cmp.Diff(want, Clusters(infos, false, Palette{})); diff != "" {
+	if diff := cmp.Diff(want, Clusters(infos, Options{})); diff != "" {
 		t.Errorf("Clusters (-want +got):\n%s", diff)
 	}
-	wide := Clusters(infos, true, Palette{})
+	wide := Clusters(infos, Options{Wide: true})
 	if !strings.Contains(wide, "MESSAGE") || !strings.Contains(wide, "dial tcp: i/o timeout") {
 		t.Errorf("wide Clusters has no messages:\n%s", wide)
 	}
@@ -284,23 +363,26 @@ func TestClusterSets(t *testing.T) {
 	}
 	sets[1].Warning = "work namespaces labelled with another Pod Security level than the set's restricted: us-1 (baseline)"
 	warning := "warning: cluster set team-a: work namespaces labelled with another Pod Security level than the set's restricted: us-1 (baseline)\n"
+	if diff := cmp.Diff(warning, ClusterSetWarnings(sets, Palette{})); diff != "" {
+		t.Errorf("ClusterSetWarnings (-want +got):\n%s", diff)
+	}
 	want := `NAME      POD-SECURITY                      CLUSTERS   BINDINGS
 default   baseline (no ClusterSet object)   2          <none>
 team-a    restricted                        1          ops,team-a
 unused    privileged                        0          <none>
-` + warning
-	if diff := cmp.Diff(want, ClusterSets(sets, false, Palette{})); diff != "" {
+`
+	if diff := cmp.Diff(want, ClusterSets(sets, Options{})); diff != "" {
 		t.Errorf("ClusterSets (-want +got):\n%s", diff)
 	}
 	wantWide := `NAME      POD-SECURITY                      CLUSTERS   BINDINGS     CLUSTER-NAMES
 default   baseline (no ClusterSet object)   2          <none>       eu-1,eu-2
 team-a    restricted                        1          ops,team-a   us-1
 unused    privileged                        0          <none>       <none>
-` + warning
-	if diff := cmp.Diff(wantWide, ClusterSets(sets, true, Palette{})); diff != "" {
+`
+	if diff := cmp.Diff(wantWide, ClusterSets(sets, Options{Wide: true})); diff != "" {
 		t.Errorf("ClusterSets wide (-want +got):\n%s", diff)
 	}
-	coloured := ansi.ReplaceAllString(ClusterSets(sets, true, Palette{Enabled: true}), "")
+	coloured := ansi.ReplaceAllString(ClusterSets(sets, Options{Wide: true, Palette: Palette{Enabled: true}}), "")
 	if diff := cmp.Diff(wantWide, coloured); diff != "" {
 		t.Errorf("coloured ClusterSets without escapes (-want +got):\n%s", diff)
 	}

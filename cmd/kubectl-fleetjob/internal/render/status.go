@@ -26,6 +26,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/plan"
@@ -33,9 +34,17 @@ import (
 )
 
 // Status is a ClusterJob's summary line, then one line per cluster with
-// progress bars of its groups and nodes. now dates unreachable members.
-func Status(cj *fleetv1.ClusterJob, p Palette, now time.Time) string {
-	return summary(cj, p) + "\n" + clusterTable(cj.Status.Clusters, p, now)
+// progress bars of its groups and nodes; wide adds each cluster's current
+// group and cluster ID. Without headers it is the clusters' lines only,
+// for scripts. now dates unreachable members.
+func Status(cj *fleetv1.ClusterJob, o Options, now time.Time) string {
+	if o.NoHeaders {
+		return clusterTable(cj.Status.Clusters, o, now)
+	}
+	if len(cj.Status.Clusters) == 0 {
+		return summary(cj, o.Palette) + "\nNo clusters yet: the hub has not selected any.\n"
+	}
+	return summary(cj, o.Palette) + "\n" + clusterTable(cj.Status.Clusters, o, now)
 }
 
 func summary(cj *fleetv1.ClusterJob, p Palette) string {
@@ -61,27 +70,32 @@ func orZero(progress string) string {
 	return progress
 }
 
-func clusterTable(rows []fleetv1.ClusterStatus, p Palette, now time.Time) string {
-	if len(rows) == 0 {
-		return "No clusters yet: the hub has not selected any.\n"
-	}
+func clusterTable(rows []fleetv1.ClusterStatus, o Options, now time.Time) string {
+	p := o.Palette
 	out := make([][]Cell, 0, len(rows))
 	for _, r := range rows {
 		phase := string(r.Phase)
 		if phase == "" {
 			phase = "Pending"
 		}
-		out = append(out, []Cell{
+		row := []Cell{
 			Text(Escape(r.Name)),
 			{Plain: phase, Styled: paintPhase(p, phase)},
 			progress(GroupBar(r.Groups, p), fmt.Sprintf("%d/%d", r.Groups.Completed, r.Groups.Total)),
 			progress(NodeBar(r.Nodes, p), r.Nodes.Progress()),
 			failedCell(r.Nodes.Failed, p),
 			Text(reachable(r, now)),
-			Text(Escape(reason(r))),
-		})
+		}
+		if o.Wide {
+			row = append(row, Text(orNone(Escape(r.CurrentGroupName))), Text(orNone(Escape(r.ClusterID))))
+		}
+		out = append(out, append(row, Text(Escape(reason(r)))))
 	}
-	return Table([]string{"CLUSTER", "PHASE", "GROUPS", "NODES", "FAILED", "REACHABLE", "MESSAGE"}, out)
+	header := []string{"CLUSTER", "PHASE", "GROUPS", "NODES", "FAILED", "REACHABLE"}
+	if o.Wide {
+		header = append(header, "CURRENT-GROUP", "CLUSTER-ID")
+	}
+	return Tabulate(append(header, "MESSAGE"), out, o.NoHeaders)
 }
 
 // GroupBar is a cluster's groups: completed, and failed among them.
@@ -115,7 +129,7 @@ func reachable(r fleetv1.ClusterStatus, now time.Time) string {
 		return "yes"
 	}
 	if r.UnreachableSince != nil {
-		return "no (" + shortDuration(now.Sub(r.UnreachableSince.Time)) + ")"
+		return "no (" + duration.HumanDuration(now.Sub(r.UnreachableSince.Time)) + ")"
 	}
 	return "no"
 }
@@ -143,19 +157,6 @@ func paintPhase(p Palette, phase string) string {
 	return phase
 }
 
-// shortDuration is a kubectl-like age: 45s, 3m, 2h, 4d.
-func shortDuration(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
 // ClusterNodes is a run's state in one cluster.
 type ClusterNodes struct {
 	Cluster string
@@ -163,8 +164,11 @@ type ClusterNodes struct {
 }
 
 // Nodes is the per-node results of a run, cluster by cluster, in plan order
-// within each; failedOnly keeps the Failed nodes.
-func Nodes(clusters []ClusterNodes, failedOnly bool, p Palette) string {
+// within each; failedOnly keeps the Failed nodes. MESSAGE is what the
+// container said, else what the Job controller did; wide shows both, as
+// MESSAGE and OUTPUT.
+func Nodes(clusters []ClusterNodes, failedOnly bool, o Options) string {
+	p := o.Palette
 	var rows [][]Cell
 	for _, c := range clusters {
 		for _, n := range c.State.Nodes {
@@ -185,17 +189,25 @@ func Nodes(clusters []ClusterNodes, failedOnly bool, p Palette) string {
 			if n.ExitCode != nil {
 				exit = strconv.Itoa(int(*n.ExitCode))
 			}
-			if n.Output != "" {
+			if n.Output != "" && !o.Wide {
 				msg = n.Output // what the container said, rather than what the Job controller did
 			}
-			rows = append(rows, []Cell{
+			row := []Cell{
 				Text(Escape(c.Cluster)), Text(Escape(n.Node)), Text(Escape(n.GroupName)), Text(orNone(n.Job)),
 				{Plain: phase, Styled: styled}, Text(orNone(Escape(n.Reason))), Text(orNone(exit)),
 				Text(timestamp(n.StartTime)), Text(timestamp(n.CompletionTime)), Text(Escape(oneLine(msg))),
-			})
+			}
+			if o.Wide {
+				row = append(row, Text(Escape(oneLine(n.Output))))
+			}
+			rows = append(rows, row)
 		}
 	}
-	return Table([]string{"CLUSTER", "NODE", "GROUP", "JOB", "PHASE", "REASON", "EXIT", "START", "FINISH", "MESSAGE"}, rows)
+	header := []string{"CLUSTER", "NODE", "GROUP", "JOB", "PHASE", "REASON", "EXIT", "START", "FINISH", "MESSAGE"}
+	if o.Wide {
+		header = append(header, "OUTPUT")
+	}
+	return Tabulate(header, rows, o.NoHeaders)
 }
 
 func timestamp(t *metav1.Time) string {
@@ -214,8 +226,10 @@ type ClusterPlan struct {
 }
 
 // Plans are the frozen plans of a run, cluster by cluster: their groups in
-// run order, then the nodes left out.
-func Plans(plans []ClusterPlan) string {
+// run order, then the nodes left out. Without headers, the tables follow
+// one another, a blank line apart, and no note says that nothing was
+// skipped.
+func Plans(plans []ClusterPlan, o Options) string {
 	var groups, skipped, more [][]Cell
 	for _, cp := range plans {
 		cluster := Text(Escape(cp.Cluster))
@@ -232,13 +246,16 @@ func Plans(plans []ClusterPlan) string {
 			more = append(more, []Cell{cluster, Text(Escape(reason)), Text(strconv.Itoa(cp.Plan.MoreSkipped[reason]))})
 		}
 	}
-	out := Table([]string{"CLUSTER", "INDEX", "GROUP", "NODES", "NAMES"}, groups)
-	if len(skipped) == 0 {
+	out := Tabulate([]string{"CLUSTER", "INDEX", "GROUP", "NODES", "NAMES"}, groups, o.NoHeaders)
+	switch {
+	case len(skipped) == 0 && o.NoHeaders:
+		return out
+	case len(skipped) == 0:
 		return out + "\nNo node skipped.\n"
 	}
-	out += "\n" + Table([]string{"CLUSTER", "SKIPPED", "REASON", "MESSAGE"}, skipped)
+	out += "\n" + Tabulate([]string{"CLUSTER", "SKIPPED", "REASON", "MESSAGE"}, skipped, o.NoHeaders)
 	if len(more) == 0 {
 		return out
 	}
-	return out + "\n" + Table([]string{"CLUSTER", "MORE SKIPPED", "NODES"}, more)
+	return out + "\n" + Tabulate([]string{"CLUSTER", "MORE SKIPPED", "NODES"}, more, o.NoHeaders)
 }

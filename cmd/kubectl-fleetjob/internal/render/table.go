@@ -48,6 +48,14 @@ func (p Palette) paint(code, s string) string {
 // printed. Both must show the same characters.
 type Cell struct{ Plain, Styled string }
 
+// Options are how a table is drawn: kubectl's -o wide and --no-headers,
+// and colour.
+type Options struct {
+	Palette   Palette
+	Wide      bool
+	NoHeaders bool
+}
+
 // Text is a cell without colour.
 func Text(s string) Cell { return Cell{Plain: s} }
 
@@ -65,13 +73,19 @@ const columnGap = "   "
 // text. Colour escapes do not count as width, which text/tabwriter cannot
 // do. Cell text from the API is escaped so that it cannot drive the
 // terminal.
-func Table(header []string, rows [][]Cell) string {
+func Table(header []string, rows [][]Cell) string { return Tabulate(header, rows, false) }
+
+// Tabulate is Table, without the header line when noHeaders (kubectl's
+// --no-headers): the columns are then as wide as their cells only.
+func Tabulate(header []string, rows [][]Cell, noHeaders bool) string {
 	all := make([][]Cell, 0, len(rows)+1)
-	hdr := make([]Cell, len(header))
-	for i, h := range header {
-		hdr[i] = Text(h)
+	if !noHeaders {
+		hdr := make([]Cell, len(header))
+		for i, h := range header {
+			hdr[i] = Text(h)
+		}
+		all = append(all, hdr)
 	}
-	all = append(all, hdr)
 	all = append(all, rows...)
 	widths := make([]int, len(header))
 	for _, row := range all {
