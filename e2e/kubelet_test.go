@@ -263,7 +263,14 @@ func onNodes(cj *fleetv1.ClusterJob, nodes ...string) {
 		{Key: corev1.LabelHostname, Operator: metav1.LabelSelectorOpIn, Values: nodes}}}
 }
 
-// nodeResult is one node's row of kubectl fleetjob status --nodes -o json.
+// nodeResultList is kubectl fleetjob status --nodes -o json: a v1 List of
+// NodeResult rows.
+type nodeResultList struct {
+	Items []nodeResult `json:"items"`
+}
+
+// nodeResult is one node's row (kind NodeResult) of kubectl fleetjob
+// status --nodes -o json.
 type nodeResult struct {
 	Cluster  string `json:"cluster"`
 	Node     string `json:"node"`
@@ -278,9 +285,9 @@ type nodeResult struct {
 // in cluster.
 func nodeResults(cj *fleetv1.ClusterJob, cluster string) []nodeResult {
 	GinkgoHelper()
-	var out []nodeResult
+	var out nodeResultList
 	Expect(json.Unmarshal([]byte(f.fleetjob("status", cj.Name, "-n", cj.Namespace, "--nodes", "--cluster", cluster, "-o", "json")), &out)).To(Succeed())
-	return out
+	return out.Items
 }
 
 // nodeResultOf is node's row of kubectl fleetjob status --nodes, for
@@ -288,8 +295,9 @@ func nodeResults(cj *fleetv1.ClusterJob, cluster string) []nodeResult {
 func nodeResultOf(g Gomega, cj *fleetv1.ClusterJob, cluster, node string) nodeResult {
 	out, err := f.fleetjobTry("status", cj.Name, "-n", cj.Namespace, "--nodes", "--cluster", cluster, "-o", "json")
 	g.Expect(err).NotTo(HaveOccurred())
-	var results []nodeResult
-	g.Expect(json.Unmarshal([]byte(out), &results)).To(Succeed())
+	var list nodeResultList
+	g.Expect(json.Unmarshal([]byte(out), &list)).To(Succeed())
+	results := list.Items
 	i := slices.IndexFunc(results, func(r nodeResult) bool { return r.Node == node })
 	g.Expect(i).NotTo(Equal(-1), "status --nodes lists %s", node)
 	return results[i]
