@@ -40,12 +40,14 @@ func newClusterSets(o *options) *cobra.Command {
 		Use:   "clustersets",
 		Short: "List cluster sets: their Pod Security level, clusters and bound namespaces",
 		Long: `List the cluster sets of the hub: every ClusterSet, and every set that
-registrations or ClusterSetBindings name without one, shown with the default
-Pod Security level and "(no ClusterSet object)". For each set: the Pod
-Security level its clusters hold pod templates to, how many registered
-clusters are in it (the registrations in --registration-namespace labelled
-fleetjob.io/cluster-set with its name; default without the label), and the
-hub namespaces bound to it, whose ClusterJobs may select its clusters.
+member clusters or ClusterSetBindings name without one, shown with the
+default Pod Security level and "(no ClusterSet object)". For each set: the
+Pod Security level its clusters hold pod templates to, how many member
+clusters are in it (the MemberClusters whose status.clusterSet names it),
+and the hub namespaces bound to it, whose ClusterJobs may select its
+clusters. Needs list on clustersets and memberclusters (no registration
+Secret is read) and on clustersetbindings: everywhere, or else the
+bindings of -n's namespace alone are shown, and said so on stderr.
 -o wide adds the clusters' names; -o prints a List of ClusterSetSummary
 (cli.fleetjob.io/v1alpha1, named for the set). A set whose clusters do not
 all enforce its level is warned of on stderr.`,
@@ -75,9 +77,17 @@ func (c *clusterSetsOptions) list(ctx context.Context) ([]hub.SetInfo, error) {
 	if err != nil {
 		return nil, err
 	}
+	ns, err := c.namespace()
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, hubTimeout)
 	defer cancel()
-	return hub.ListSets(ctx, hc, c.registrationNamespace)
+	sets, err := hub.ListSets(ctx, hc, ns)
+	if sets.BindingsOf != "" {
+		fmt.Fprintf(c.streams.ErrOut, "Bindings of namespace %s only: you may not list clustersetbindings in every namespace.\n", sets.BindingsOf)
+	}
+	return sets.Sets, err
 }
 
 func (c *clusterSetsOptions) print(sets []hub.SetInfo) error {
@@ -86,7 +96,7 @@ func (c *clusterSetsOptions) print(sets []hub.SetInfo) error {
 	case !c.out.human():
 		return printList(c.out, setSummaries(sets), c.streams.Out)
 	case len(sets) == 0:
-		fmt.Fprintf(c.streams.ErrOut, "No cluster sets: the hub has no ClusterSet, no registration in namespace %s and no ClusterSetBinding (see kubectl fleetjob register --help).\n", c.registrationNamespace)
+		fmt.Fprintf(c.streams.ErrOut, "No cluster sets: the hub has no ClusterSet, no MemberCluster and no ClusterSetBinding (see kubectl fleetjob register --help).\n")
 		return nil
 	}
 	_, err := fmt.Fprint(c.streams.Out, render.ClusterSets(sets, c.out.options(c.streams.Out)))

@@ -25,7 +25,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -33,26 +32,27 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
 )
 
 func bindingOf(ns, set string) *fleetv1.ClusterSetBinding {
 	return &fleetv1.ClusterSetBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: set}, Spec: fleetv1.ClusterSetBindingSpec{ClusterSet: set}}
 }
 
-func registrationOf(name, set string) *corev1.Secret {
-	labels := map[string]string{fleetv1.RegistrationLabel: "true"}
+// memberOf is the MemberCluster the hub publishes for a registration in
+// set (default when empty).
+func memberOf(name, set string) *fleetv1.MemberCluster {
+	labels := map[string]string{}
 	if set != "" {
 		labels[fleetv1.ClusterSetLabel] = set
 	}
-	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hub.DefaultNamespace, Name: name, Labels: labels}}
+	return &fleetv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Status: fleetv1.MemberClusterStatus{ClusterSet: fleetv1.SetOf(labels)}}
 }
 
 func TestClusterSetsCommand(t *testing.T) {
 	kubeconfig, _ := testKubeconfig(t)
 	fleet := []client.Object{
 		clusterSetOf("team-a", fleetv1.PodSecurityRestricted), clusterSetOf("spare", fleetv1.PodSecurityPrivileged),
-		registrationOf("us-1", "team-a"), registrationOf("us-2", "team-a"), registrationOf("eu-1", ""),
+		memberOf("us-1", "team-a"), memberOf("us-2", "team-a"), memberOf("eu-1", ""),
 		bindingOf("team-a", "team-a"), bindingOf("ops", "team-a"), bindingOf("default", "default"),
 	}
 	for _, tc := range []struct {
@@ -83,7 +83,7 @@ team-a    restricted                        2          ops,team-a   us-1,us-2
 		},
 		{
 			name: "yaml: a List of ClusterSetSummary",
-			objs: []client.Object{registrationOf("eu-1", "")},
+			objs: []client.Object{memberOf("eu-1", "")},
 			args: []string{"-o", "yaml"},
 			wantOut: `apiVersion: v1
 items:

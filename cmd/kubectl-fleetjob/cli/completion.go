@@ -25,6 +25,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -169,21 +170,22 @@ func completeBoundSets(o *options) cobra.CompletionFunc {
 	})
 }
 
-// completeRegistrations completes a registered cluster: for unregister,
-// whose user may read the registrations anyway.
+// completeRegistrations completes a registered cluster with the names of
+// the MemberClusters the hub publishes, one per registration: no
+// registration Secret (a member's token) is read to suggest a name.
 func completeRegistrations(o *options) cobra.CompletionFunc {
 	return completeFirst(func(ctx context.Context) ([]string, error) {
-		cs, err := o.hubClientset()
+		c, err := o.hubClient()
 		if err != nil {
 			return nil, err
 		}
-		secrets, err := hub.List(ctx, cs, o.registrationNamespace)
+		members, err := hub.ListMemberClusters(ctx, c, labels.Everything())
 		if err != nil {
 			return nil, err
 		}
-		names := make([]string, len(secrets))
-		for i, s := range secrets {
-			names[i] = s.Name
+		names := make([]string, len(members))
+		for i, m := range members {
+			names[i] = m.Name
 		}
 		return names, nil
 	})

@@ -360,11 +360,13 @@ func TestRetryPrintsTheCreated(t *testing.T) {
 
 func TestCompletions(t *testing.T) {
 	kubeconfig, _ := testKubeconfig(t)
-	registrations := k8sfake.NewClientset(registrationOf("eu-1", ""), registrationOf("us-1", "team-a"),
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hub.DefaultNamespace, Name: "not-a-registration"}})
+	// A registration whose MemberCluster the hub has not published: not
+	// suggested, since completion reads no Secret.
+	registrations := k8sfake.NewClientset(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: hub.DefaultNamespace, Name: "secret-only",
+		Labels: map[string]string{fleetv1.RegistrationLabel: "true"}}})
 	withSets := func() (client.WithWatch, error) {
 		c := hubWith(t, nil)
-		for _, obj := range []client.Object{clusterSetOf("team-a", fleetv1.PodSecurityRestricted), clusterSetOf("labs", fleetv1.PodSecurityBaseline), bindingOf("ops", "team-a"), bindingOf("other", "labs")} {
+		for _, obj := range []client.Object{clusterSetOf("team-a", fleetv1.PodSecurityRestricted), clusterSetOf("labs", fleetv1.PodSecurityBaseline), bindingOf("ops", "team-a"), bindingOf("other", "labs"), memberOf("eu-1", ""), memberOf("us-1", "team-a")} {
 			if err := c.Create(context.Background(), obj); err != nil {
 				return nil, err
 			}

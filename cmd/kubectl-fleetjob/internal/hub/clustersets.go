@@ -22,10 +22,10 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -121,11 +121,11 @@ type SetInfo struct {
 	Warning string `json:"warning,omitempty"`
 }
 
-// SummarizeSets joins ClusterSets, registration Secrets' metadata and
-// ClusterSetBindings into one row per set, sorted by name: every set with
-// an object, and every set a registration or a binding names without one.
-// What is being deleted no longer counts, as for the hub.
-func SummarizeSets(sets []fleetv1.ClusterSet, registrations []metav1.ObjectMeta, bindings []fleetv1.ClusterSetBinding) []SetInfo {
+// SummarizeSets joins ClusterSets, MemberClusters and ClusterSetBindings
+// into one row per set, sorted by name: every set with an object, and
+// every set a member or a binding names without one. What is being
+// deleted no longer counts, as for the hub.
+func SummarizeSets(sets []fleetv1.ClusterSet, members []fleetv1.MemberCluster, bindings []fleetv1.ClusterSetBinding) []SetInfo {
 	byName := map[string]*SetInfo{}
 	row := func(name string) *SetInfo {
 		if byName[name] == nil {
@@ -142,9 +142,9 @@ func SummarizeSets(sets []fleetv1.ClusterSet, registrations []metav1.ObjectMeta,
 			}
 		}
 	}
-	for _, m := range registrations {
-		if m.DeletionTimestamp.IsZero() {
-			r := row(fleetv1.SetOf(m.Labels))
+	for i := range members {
+		if m := &members[i]; m.DeletionTimestamp.IsZero() {
+			r := row(SetOfMember(m))
 			r.Clusters = append(r.Clusters, m.Name)
 		}
 	}
@@ -164,26 +164,39 @@ func SummarizeSets(sets []fleetv1.ClusterSet, registrations []metav1.ObjectMeta,
 	return out
 }
 
-// ListSets reads the ClusterSets, the metadata of the registration Secrets
-// in hubNamespace (never their kubeconfigs) and the ClusterSetBindings of
-// every namespace, and summarizes them.
-func ListSets(ctx context.Context, c client.Reader, hubNamespace string) ([]SetInfo, error) {
+// Sets is what ListSets found: the sets, and the one namespace whose
+// bindings they show when the user may not list bindings everywhere.
+type Sets struct {
+	Sets []SetInfo
+	// BindingsOf is the namespace whose bindings alone were read, because
+	// listing them in every namespace was Forbidden; empty when every
+	// namespace's were.
+	BindingsOf string
+}
+
+// ListSets reads the ClusterSets, the MemberClusters (never a
+// registration Secret) and the ClusterSetBindings of every namespace, or,
+// for a tenant who may read only its own, those of namespace, and
+// summarizes them.
+func ListSets(ctx context.Context, c client.Reader, namespace string) (Sets, error) {
 	sets := &fleetv1.ClusterSetList{}
 	if err := c.List(ctx, sets); err != nil {
-		return nil, fmt.Errorf("listing clustersets on the hub: %w", err)
+		return Sets{}, fmt.Errorf("listing clustersets on the hub: %w", err)
 	}
-	secrets := &metav1.PartialObjectMetadataList{}
-	secrets.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
-	if err := c.List(ctx, secrets, client.InNamespace(hubNamespace), client.MatchingLabels{fleetv1.RegistrationLabel: "true"}); err != nil {
-		return nil, fmt.Errorf("listing registration secrets in namespace %s on the hub: %w", hubNamespace, err)
+	members, err := ListMemberClusters(ctx, c, labels.Everything())
+	if err != nil {
+		return Sets{}, err
 	}
+	out := Sets{}
 	bindings := &fleetv1.ClusterSetBindingList{}
-	if err := c.List(ctx, bindings); err != nil {
-		return nil, fmt.Errorf("listing clustersetbindings on the hub: %w", err)
+	err = c.List(ctx, bindings)
+	if apierrors.IsForbidden(err) {
+		out.BindingsOf = namespace
+		err = c.List(ctx, bindings, client.InNamespace(namespace))
 	}
-	regs := make([]metav1.ObjectMeta, len(secrets.Items))
-	for i := range secrets.Items {
-		regs[i] = secrets.Items[i].ObjectMeta
+	if err != nil {
+		return Sets{}, fmt.Errorf("listing clustersetbindings on the hub: %w", err)
 	}
-	return SummarizeSets(sets.Items, regs, bindings.Items), nil
+	out.Sets = SummarizeSets(sets.Items, members, bindings.Items)
+	return out, nil
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -78,8 +79,10 @@ func clusterSet(name string, level fleetv1.PodSecurityLevel) fleetv1.ClusterSet 
 	return fleetv1.ClusterSet{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: fleetv1.ClusterSetSpec{PodSecurity: level}}
 }
 
-func registrationMeta(name string, labels map[string]string) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Name: name, Namespace: DefaultNamespace, Labels: labels}
+// member is a MemberCluster with labels (as copied from its
+// registration) and the set the hub wrote in its status, if any.
+func member(name string, labels map[string]string, statusSet string) fleetv1.MemberCluster {
+	return fleetv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Status: fleetv1.MemberClusterStatus{ClusterSet: statusSet}}
 }
 
 func binding(ns, set string) fleetv1.ClusterSetBinding {
@@ -88,7 +91,7 @@ func binding(ns, set string) fleetv1.ClusterSetBinding {
 
 func TestSummarizeSets(t *testing.T) {
 	deleting := metav1.Now()
-	gone := registrationMeta("gone", map[string]string{setLabel: "team-a"})
+	gone := member("gone", map[string]string{setLabel: "team-a"}, "team-a")
 	gone.DeletionTimestamp = &deleting
 	unbinding := binding("old", "team-a")
 	unbinding.DeletionTimestamp = &deleting
@@ -99,11 +102,12 @@ func TestSummarizeSets(t *testing.T) {
 		Reason: fleetv1.ReasonPodSecurityEnforced, Message: "every cluster's work namespace enforces privileged (2 clusters)"}}
 	got := SummarizeSets(
 		[]fleetv1.ClusterSet{teamA, clusterSet("empty", ""), dflt},
-		[]metav1.ObjectMeta{
-			registrationMeta("us-1", map[string]string{setLabel: "team-a"}),
-			registrationMeta("eu-2", nil),
-			registrationMeta("eu-1", map[string]string{"env": "prod"}),
-			registrationMeta("ap-1", map[string]string{setLabel: "labs"}),
+		[]fleetv1.MemberCluster{
+			member("us-1", map[string]string{setLabel: "team-a"}, "team-a"),
+			member("eu-2", nil, "default"),
+			member("eu-1", map[string]string{"env": "prod"}, ""),
+			// Not yet filled by the hub: the label tells the set.
+			member("ap-1", map[string]string{setLabel: "labs"}, ""),
 			gone,
 		},
 		[]fleetv1.ClusterSetBinding{binding("team-a", "team-a"), binding("ops", "team-a"), binding("default", "default"), binding("x", "nowhere"), unbinding},
@@ -164,29 +168,47 @@ func TestGetSetPolicy(t *testing.T) {
 	}
 }
 
-// TestListSets: only registration Secrets of the registration namespace
-// count.
+// TestListSets: clusters come from the MemberClusters, and a user who may
+// not list bindings in every namespace sees those of its own.
 func TestListSets(t *testing.T) {
-	reg := func(ns, name string, labels map[string]string) *corev1.Secret {
-		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}, Data: map[string][]byte{"kubeconfig": []byte("x")}}
-	}
-	team, bound := clusterSet("team-a", fleetv1.PodSecurityRestricted), binding("team-a", "team-a")
-	c := crfake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(
-		&team, &bound,
-		reg(DefaultNamespace, "us-1", map[string]string{regLabel: "true", setLabel: "team-a"}),
-		reg(DefaultNamespace, "eu-1", map[string]string{regLabel: "true"}),
-		reg(DefaultNamespace, "not-a-registration", map[string]string{setLabel: "team-a"}),
-		reg("elsewhere", "us-2", map[string]string{regLabel: "true", setLabel: "team-a"}),
-	).Build()
-	got, err := ListSets(context.Background(), c, DefaultNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []SetInfo{
-		{Name: "default", PodSecurity: fleetv1.PodSecurityBaseline, Clusters: []string{"eu-1"}, Bindings: []string{}},
-		{Name: "team-a", PodSecurity: fleetv1.PodSecurityRestricted, Defined: true, Clusters: []string{"us-1"}, Bindings: []string{"team-a"}},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("ListSets (-want +got):\n%s", diff)
+	team, bound, other := clusterSet("team-a", fleetv1.PodSecurityRestricted), binding("team-a", "team-a"), binding("ops", "team-a")
+	us1, eu1 := member("us-1", map[string]string{setLabel: "team-a"}, "team-a"), member("eu-1", nil, "default")
+	// A registration Secret without its MemberCluster (the hub has not
+	// published it yet) is not read, so not counted.
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: DefaultNamespace, Name: "us-2", Labels: map[string]string{regLabel: "true", setLabel: "team-a"}}}
+	c := crfake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(&team, &bound, &other, &us1, &eu1, secret).Build()
+	tenant := interceptor.NewClient(c, interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		o := &client.ListOptions{}
+		o.ApplyOptions(opts)
+		if _, ok := list.(*fleetv1.ClusterSetBindingList); ok && o.Namespace == "" {
+			return apierrors.NewForbidden(fleetv1.GroupVersion.WithResource("clustersetbindings").GroupResource(), "", errors.New("cluster-wide"))
+		}
+		if _, ok := list.(*corev1.SecretList); ok {
+			t.Errorf("ListSets listed Secrets")
+		}
+		return c.List(ctx, list, opts...)
+	}})
+	for _, tc := range []struct {
+		name           string
+		c              client.Reader
+		wantBindings   []string
+		wantBindingsOf string
+	}{
+		{name: "every namespace", c: c, wantBindings: []string{"ops", "team-a"}},
+		{name: "a tenant: its namespace", c: tenant, wantBindings: []string{"team-a"}, wantBindingsOf: "team-a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ListSets(context.Background(), tc.c, "team-a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Sets{BindingsOf: tc.wantBindingsOf, Sets: []SetInfo{
+				{Name: "default", PodSecurity: fleetv1.PodSecurityBaseline, Clusters: []string{"eu-1"}, Bindings: []string{}},
+				{Name: "team-a", PodSecurity: fleetv1.PodSecurityRestricted, Defined: true, Clusters: []string{"us-1"}, Bindings: tc.wantBindings},
+			}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("ListSets (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -19,10 +19,10 @@ limitations under the License.
 // custom-columns printer that cli-runtime does not carry.
 //
 // The kinds of cli.fleetjob.io/v1alpha1 are rows the plugin computes (a
-// node's result read from a member, a plan, a probe, a cluster set's
-// summary): no API server serves them and none accepts them. They carry an
-// apiVersion, a kind and metadata.name so that -o name, jsonpath and
-// custom-columns work on them as on API objects.
+// node's result read from a member, a plan, a cluster set's summary): no
+// API server serves them and none accepts them. They carry an apiVersion,
+// a kind and metadata.name so that -o name, jsonpath and custom-columns
+// work on them as on API objects.
 package output
 
 import (
@@ -38,7 +38,6 @@ const APIVersion = "cli.fleetjob.io/v1alpha1"
 const (
 	KindNodeResult        = "NodeResult"
 	KindClusterPlan       = "ClusterPlan"
-	KindClusterProbe      = "ClusterProbe"
 	KindClusterSetSummary = "ClusterSetSummary"
 )
 
@@ -90,26 +89,6 @@ type ClusterPlan struct {
 // NewClusterPlan is the ClusterPlan of cluster.
 func NewClusterPlan(cluster string, p plan.Plan) ClusterPlan {
 	return ClusterPlan{TypeMeta: typeMeta(KindClusterPlan), Metadata: Meta{Name: cluster}, Cluster: cluster, Plan: p}
-}
-
-// ClusterProbe is a registered member cluster and what probing it with
-// its registered credentials found; its labels are the registration's.
-type ClusterProbe struct {
-	metav1.TypeMeta `json:",inline"`
-	Metadata        Meta `json:"metadata"`
-	// WorkNamespace is the member namespace where the hub runs its Jobs.
-	WorkNamespace string `json:"workNamespace"`
-	ClusterSet    string `json:"clusterSet"`
-	Reachable     bool   `json:"reachable"`
-	Version       string `json:"version,omitempty"`
-	Nodes         *int   `json:"nodes,omitempty"`
-	Reason        string `json:"reason,omitempty"`
-	Message       string `json:"message,omitempty"`
-}
-
-// NewClusterProbe is the ClusterProbe of cluster name.
-func NewClusterProbe(name string, labels map[string]string) ClusterProbe {
-	return ClusterProbe{TypeMeta: typeMeta(KindClusterProbe), Metadata: Meta{Name: name, Labels: labels}}
 }
 
 // ClusterSetSummary is a cluster set as the hub's objects describe it.

@@ -335,23 +335,102 @@ eu-1      Unschedulable   40
 	}
 }
 
-func TestClusters(t *testing.T) {
-	infos := []hub.ClusterInfo{
-		{Name: "eu-1", Labels: map[string]string{"region": "eu", "env": "prod", fleetv1.ClusterSetLabel: "prod"}, Namespace: "fleetjob-system", Reachable: true, Version: "v1.36.3", Nodes: ptr.To(12)},
-		{Name: "eu-2", Namespace: "jobs", Reachable: true, Version: "v1.35.0", Reason: "Forbidden", Message: "the registered credentials may not list nodes"},
-		{Name: "us-1", Namespace: "fleetjob-system", Reason: "Unreachable", Message: "dial tcp: i/o timeout"},
+// memberCluster is a MemberCluster created at created, with conditions.
+func memberCluster(name string, created time.Time, st fleetv1.MemberClusterStatus, conds ...metav1.Condition) fleetv1.MemberCluster {
+	st.Conditions = conds
+	return fleetv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created)}, Status: st}
+}
+
+func cond(typ string, status metav1.ConditionStatus, reason, msg string) metav1.Condition {
+	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg}
+}
+
+func TestClusterRow(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	probed := metav1.NewTime(now.Add(-90 * time.Second))
+	soon, past := metav1.NewTime(now.Add(20*24*time.Hour)), metav1.NewTime(now.Add(-time.Hour))
+	later := metav1.NewTime(now.Add(300 * 24 * time.Hour))
+	ready := cond(fleetv1.MemberClusterReady, metav1.ConditionTrue, fleetv1.ReasonReady, "")
+	for _, tc := range []struct {
+		name     string
+		member   fleetv1.MemberCluster
+		wantRow  []string
+		wantWide []string
+	}{
+		{
+			name: "ready, token far from expiry",
+			member: memberCluster("eu-1", now.Add(-48*time.Hour), fleetv1.MemberClusterStatus{KubernetesVersion: "v1.36.3", NodeCount: ptr.To[int32](12),
+				ClusterID: "5f1c", ClusterSet: "prod", WorkNamespace: "jobs", TokenExpiry: &later, LastProbeTime: &probed},
+				ready, cond(fleetv1.MemberClusterTokenExpiring, metav1.ConditionFalse, fleetv1.ReasonTokenValid, "")),
+			wantRow:  []string{"eu-1", "True", "Ready", "v1.36.3", "12", "prod", "2027-09-28T12:00:00Z", "2d"},
+			wantWide: []string{"5f1c", "jobs", "90s ago", "<none>"},
+		},
+		{
+			name: "forbidden: the missing permissions",
+			member: memberCluster("eu-2", now.Add(-time.Minute), fleetv1.MemberClusterStatus{KubernetesVersion: "v1.35.0"},
+				cond(fleetv1.MemberClusterReady, metav1.ConditionFalse, "Forbidden", "the hub may not watch jobs"),
+				cond(fleetv1.MemberClusterAccessReviewed, metav1.ConditionFalse, fleetv1.ReasonAccessDenied, "the registered identity may not: get nodes;\nlist nodes")),
+			wantRow:  []string{"eu-2", "False", "Forbidden", "v1.35.0", "<unknown>", "default", "<none>", "60s"},
+			wantWide: []string{"<none>", "<none>", "<never>", "the registered identity may not: get nodes; list nodes"},
+		},
+		{
+			name: "unreachable: the Ready message",
+			member: memberCluster("us-1", now.Add(-time.Hour), fleetv1.MemberClusterStatus{TokenExpiry: &soon},
+				cond(fleetv1.MemberClusterReady, metav1.ConditionFalse, "Unreachable", "dial tcp: i/o timeout"),
+				cond(fleetv1.MemberClusterTokenExpiring, metav1.ConditionTrue, fleetv1.ReasonTokenExpiresSoon, "expires in 20 days")),
+			wantRow:  []string{"us-1", "False", "Unreachable", "<none>", "<unknown>", "default", "2026-12-22T12:00:00Z (in 20d)", "60m"},
+			wantWide: []string{"<none>", "<none>", "<never>", "dial tcp: i/o timeout"},
+		},
+		{
+			name:     "expired token; not yet seen by the hub",
+			member:   memberCluster("ap-1", time.Time{}, fleetv1.MemberClusterStatus{TokenExpiry: &past}, cond(fleetv1.MemberClusterTokenExpiring, metav1.ConditionTrue, fleetv1.ReasonTokenExpired, "expired")),
+			wantRow:  []string{"ap-1", "Unknown", "<none>", "<none>", "<unknown>", "default", "2026-12-02T11:00:00Z (expired)", "<unknown>"},
+			wantWide: []string{"<none>", "<none>", "<never>", "<none>"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.wantRow, plain(ClusterRow(&tc.member, now, Options{}))); diff != "" {
+				t.Errorf("ClusterRow (-want +got):\n%s", diff)
+			}
+			wantWide := append(append([]string{}, tc.wantRow...), tc.wantWide...)
+			if diff := cmp.Diff(wantWide, plain(ClusterRow(&tc.member, now, Options{Wide: true}))); diff != "" {
+				t.Errorf("wide ClusterRow (-want +got):\n%s", diff)
+			}
+		})
 	}
-	want := `NAME   CLUSTER-SET   LABELS                                            NAMESPACE         REACHABLE   VERSION   NODES       REASON
-eu-1   prod          env=prod,fleetjob.io/cluster-set=prod,region=eu   fleetjob-system   yes         v1.36.3   12          <none>
-eu-2   default       <none>                                            jobs              yes         v1.35.0   <unknown>   Forbidden
-us-1   default       <none>                                            fleetjob-system   no          <none>    <unknown>   Unreachable
+}
+
+func plain(row []Cell) []string {
+	out := make([]string, len(row))
+	for i, c := range row {
+		out[i] = c.Plain
+	}
+	return out
+}
+
+func TestClustersTable(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	soon := metav1.NewTime(now.Add(20 * 24 * time.Hour))
+	members := []fleetv1.MemberCluster{
+		memberCluster("eu-1", now.Add(-time.Hour), fleetv1.MemberClusterStatus{KubernetesVersion: "v1.36.3", NodeCount: ptr.To[int32](4), ClusterSet: "default"},
+			cond(fleetv1.MemberClusterReady, metav1.ConditionTrue, fleetv1.ReasonReady, "")),
+		memberCluster("us-1", now.Add(-time.Hour), fleetv1.MemberClusterStatus{TokenExpiry: &soon, ClusterSet: "team-a"},
+			cond(fleetv1.MemberClusterTokenExpiring, metav1.ConditionTrue, fleetv1.ReasonTokenExpiresSoon, "the token expires at 2026-12-22T12:00:00Z: run kubectl fleetjob register again")),
+	}
+	want := `NAME   READY     REASON   VERSION   NODES       SET       TOKEN-EXPIRY                    AGE
+eu-1   True      Ready    v1.36.3   4           default   <none>                          60m
+us-1   Unknown   <none>   <none>    <unknown>   team-a    2026-12-22T12:00:00Z (in 20d)   60m
 `
-	if diff := cmp.Diff(want, Clusters(infos, Options{})); diff != "" {
+	if diff := cmp.Diff(want, Clusters(members, now, Options{})); diff != "" {
 		t.Errorf("Clusters (-want +got):\n%s", diff)
 	}
-	wide := Clusters(infos, Options{Wide: true})
-	if !strings.Contains(wide, "MESSAGE") || !strings.Contains(wide, "dial tcp: i/o timeout") {
-		t.Errorf("wide Clusters has no messages:\n%s", wide)
+	coloured := ansi.ReplaceAllString(Clusters(members, now, Options{Palette: Palette{Enabled: true}}), "")
+	if diff := cmp.Diff(want, coloured); diff != "" {
+		t.Errorf("coloured Clusters without escapes (-want +got):\n%s", diff)
+	}
+	wantWarn := "warning: member cluster us-1: the token expires at 2026-12-22T12:00:00Z: run kubectl fleetjob register again\n"
+	if diff := cmp.Diff(wantWarn, ClusterWarnings(members, Palette{})); diff != "" {
+		t.Errorf("ClusterWarnings (-want +got):\n%s", diff)
 	}
 }
 
