@@ -68,6 +68,7 @@ var _ = Describe("kubectl fleetjob on cluster sets", Ordered, func() {
 	})
 
 	AfterAll(func() {
+		Expect(client.IgnoreNotFound(hubC.Delete(ctx, &fleetv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "s1"}}))).To(Succeed())
 		if slices.Contains(registrations(), "s1") {
 			Expect(run("unregister", "s1", "--purge", "--member-context", "member").err).To(Succeed())
 		}
@@ -83,6 +84,9 @@ var _ = Describe("kubectl fleetjob on cluster sets", Ordered, func() {
 		ns := &corev1.Namespace{}
 		Expect(memberHas(ns, "", setsNamespace)).To(BeTrue())
 		Expect(ns.Labels).To(HaveKeyWithValue(podsecurity.EnforceLabel, "restricted"))
+		// What the hub publishes for the registration: clustersets counts
+		// MemberClusters, not registration Secrets.
+		publishMember("s1", set, fleetv1.MemberClusterStatus{})
 	})
 
 	It("lists the set with its cluster, and no binding yet", func() {
@@ -186,6 +190,7 @@ var _ = Describe("kubectl fleetjob on cluster sets", Ordered, func() {
 		ns := &corev1.Namespace{}
 		Expect(memberHas(ns, "", setsNamespace)).To(BeTrue())
 		Expect(ns.Labels).To(HaveKeyWithValue(podsecurity.EnforceLabel, "baseline"))
+		publishMember("s1", fleetv1.DefaultClusterSet, fleetv1.MemberClusterStatus{})
 		Expect(run("clustersets").out).To(MatchRegexp(`(?m)^team-a +restricted +0 +<none>$`))
 	})
 
