@@ -24,25 +24,33 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
 
 var _ = Describe("kubectl fleetjob clusters", func() {
-	It("reaches every member from this machine at the address the hub uses, and counts its nodes", func() {
-		var infos []clusterInfo
-		Expect(json.Unmarshal([]byte(f.fleetjob("clusters", "-o", "json")), &infos)).To(Succeed())
-		for _, m := range f.members {
-			i := slices.IndexFunc(infos, func(c clusterInfo) bool { return c.Name == m.name })
-			Expect(i).NotTo(Equal(-1), "%s is listed", m.name)
-			Expect(infos[i].Reachable).To(BeTrue(), "%s is reachable from here: %s", m.name, infos[i].Message)
-			Expect(infos[i].Nodes).To(HaveValue(Equal(nodeCount(m))), "%s's nodes", m.name)
-		}
+	It("shows every member Ready with its nodes, as the hub sees it", func() {
+		// The hub publishes and refreshes the MemberClusters on its own
+		// schedule: wait for them rather than for a fixed time.
+		Eventually(func(g Gomega) {
+			var list struct {
+				Kind  string                  `json:"kind"`
+				Items []fleetv1.MemberCluster `json:"items"`
+			}
+			g.Expect(json.Unmarshal([]byte(f.fleetjob("clusters", "-o", "json")), &list)).To(Succeed())
+			g.Expect(list.Kind).To(Equal("List"))
+			for _, m := range f.members {
+				i := slices.IndexFunc(list.Items, func(c fleetv1.MemberCluster) bool { return c.Name == m.name })
+				g.Expect(i).NotTo(Equal(-1), "%s is listed", m.name)
+				mc := list.Items[i]
+				g.Expect(mc.Kind).To(Equal("MemberCluster"))
+				ready := meta.FindStatusCondition(mc.Status.Conditions, fleetv1.MemberClusterReady)
+				g.Expect(ready).NotTo(BeNil(), "%s has a Ready condition", m.name)
+				g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), "%s is Ready: %s", m.name, ready.Message)
+				g.Expect(mc.Status.NodeCount).To(HaveValue(BeEquivalentTo(nodeCount(m))), "%s's nodes", m.name)
+			}
+		}).Should(Succeed())
 	})
 })
-
-// clusterInfo is one cluster of kubectl fleetjob clusters -o json.
-type clusterInfo struct {
-	Name      string `json:"name"`
-	Reachable bool   `json:"reachable"`
-	Nodes     *int   `json:"nodes"`
-	Message   string `json:"message"`
-}
