@@ -20,6 +20,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,6 +35,7 @@ import (
 	watchtools "k8s.io/client-go/tools/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
@@ -122,7 +128,7 @@ func (s *session) runClusterJob(ctx context.Context, cj *fleetv1.ClusterJob, wan
 	}
 	run.Seconds = time.Since(start).Seconds()
 	if done.Status.Phase != fleetv1.PhaseCompleted {
-		return nil, fmt.Errorf("run %s ended %s, not Completed: %s (hub log %s)", cj.Name, done.Status.Phase, conditionMessages(done), s.hub.logPath)
+		return nil, fmt.Errorf("run %s ended %s, not Completed: %s; %s (hub log %s)", cj.Name, done.Status.Phase, conditionMessages(done), s.saveFailedRun(ctx, done), s.hub.logPath)
 	}
 	if got := int(done.Status.Summary.Nodes.Succeeded); got != wantNodes {
 		return nil, fmt.Errorf("run %s Completed with %d nodes succeeded, want %d", cj.Name, got, wantNodes)
@@ -282,4 +288,35 @@ func conditionMessages(cj *fleetv1.ClusterJob) string {
 		out += fmt.Sprintf("[%s=%s %s: %s] ", c.Type, c.Status, c.Reason, truncate(c.Message, 200))
 	}
 	return out
+}
+
+// saveFailedRun writes a run that did not complete, with its MemberRuns, to
+// <artifacts>/<run>.yaml, and tells how many failed nodes each reason has
+// (from the MemberRuns' samples, up to MaxMemberRunFailedNodes a cluster):
+// the fleet is deleted when the bench ends, and with it what a person
+// needs to tell a slow member from a broken run.
+func (s *session) saveFailedRun(ctx context.Context, cj *fleetv1.ClusterJob) string {
+	runs := &fleetv1.MemberRunList{}
+	if err := s.fleet.hub.List(ctx, runs, client.InNamespace(cj.Namespace), client.MatchingLabels{fleetv1.ClusterJobLabel: cj.Name}); err != nil {
+		return fmt.Sprintf("listing its MemberRuns: %v", err)
+	}
+	reasons := map[string]int{}
+	for _, mr := range runs.Items {
+		for _, f := range mr.Status.FailedNodes {
+			reasons[f.Reason]++
+		}
+	}
+	var counts []string
+	for _, r := range slices.Sorted(maps.Keys(reasons)) {
+		counts = append(counts, fmt.Sprintf("%s %d", r, reasons[r]))
+	}
+	out, err := yaml.Marshal(map[string]any{"clusterJob": cj, "memberRuns": runs.Items})
+	if err != nil {
+		return fmt.Sprintf("failed nodes by reason: %s (not saved: %v)", strings.Join(counts, ", "), err)
+	}
+	path := filepath.Join(s.b.artifacts, cj.Name+".yaml")
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		return fmt.Sprintf("failed nodes by reason: %s (not saved: %v)", strings.Join(counts, ", "), err)
+	}
+	return fmt.Sprintf("failed nodes by reason: %s (run and MemberRuns in %s)", strings.Join(counts, ", "), path)
 }
