@@ -47,6 +47,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/hub/controller"
+	"github.com/fleetjob/fleetjob/pkg/version"
 )
 
 func main() {
@@ -77,9 +78,14 @@ func main() {
 	flag.StringVar(&opts.HubID, "hub-id", "", "Identity of this hub, a label value set on everything it creates in members; it only ever deletes objects with its own. Default: the UID of the hub's kube-system namespace. Never change it while runs exist.")
 	flag.DurationVar(&opts.GCInterval, "gc-interval", 5*time.Minute, "How often every reachable member is swept for this hub's orphaned Jobs and plans (besides each reconnect).")
 	tenancy := flag.String("tenancy", "on", "on: a ClusterJob reaches only the clusters of the cluster sets bound to its namespace (ClusterSetBinding), with its pod template checked against each set's Pod Security level; off: any ClusterJob may run any template on every registered cluster (single-admin hubs).")
+	showVersion := flag.Bool("version", false, "Print the version (the release, the commit, the Go release) and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if *showVersion {
+		fmt.Println(version.Get().String())
+		return
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	members.QPS, members.Namespace, opts.RegistrationNamespace = float32(*qps), namespace, namespace
 	opts.ConnectTimeout, opts.GCMinAge = members.ConnectTimeout, gcMinAge
