@@ -214,8 +214,17 @@ uninstall: manifests kustomize ## Uninstall the CRDs (ignore-not-found=true to i
 deploy: manifests kustomize ## Deploy the hub (CRDs, RBAC, Deployment) with image IMG.
 	$(call kustomize-with-image) | $(KUBECTL) apply --server-side -f -
 
+# The ClusterJobs go first, while the hub runs: their finalizers wait for
+# the hub to clean up their members, and a hub deleted with them leaves them
+# (and so the CRDs and their namespaces) Terminating for good.
+UNDEPLOY_TIMEOUT ?= 15m
+
 .PHONY: undeploy
-undeploy: kustomize ## Undeploy the hub (ignore-not-found=true to ignore missing ones).
+undeploy: kustomize ## Undeploy the hub: the ClusterJobs first, waited for (UNDEPLOY_TIMEOUT), then the rest (ignore-not-found=true to ignore missing ones).
+	@if $(KUBECTL) get crd clusterjobs.fleetjob.io >/dev/null 2>&1; then \
+		echo "$(KUBECTL) delete clusterjobs --all --all-namespaces --timeout=$(UNDEPLOY_TIMEOUT)"; \
+		$(KUBECTL) delete clusterjobs --all --all-namespaces --timeout=$(UNDEPLOY_TIMEOUT); \
+	fi
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 ##@ Fleet
