@@ -17,9 +17,12 @@ RUN go mod download
 # Copy the sources (.dockerignore keeps out binaries, local state and tools modules).
 COPY . .
 
-# CGO_ENABLED=0: a static binary for the distroless base image.
+# CGO_ENABLED=0: a static binary for the distroless base image. VERSION
+# (make docker-build VERSION=v0.1.0) is what --version reports.
+ARG VERSION=
 RUN CGO_ENABLED=0 GOOS=${TARGETOS:-linux} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags="-s -w" -o fleetjob-hub ./cmd/fleetjob-hub
+    go build -trimpath -ldflags="-s -w -X github.com/fleetjob/fleetjob/pkg/version.version=${VERSION}" \
+    -o fleetjob-hub ./cmd/fleetjob-hub
 
 # distroless/static has no shell and runs as a non-root user.
 # See https://github.com/GoogleContainerTools/distroless

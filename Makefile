@@ -3,6 +3,15 @@
 # Image used by docker-build, deploy and build-installer.
 IMG ?= fleetjob-hub:dev
 
+# VERSION is the release the binaries report (--version, kubectl fleetjob
+# version) and the install manifests carry (label app.kubernetes.io/version
+# on the hub's Deployment): `make build VERSION=v0.1.0`, `make release
+# VERSION=v0.1.0`. Empty: the binaries describe themselves from the Go build
+# info ("devel" and the commit) and the manifests say dev.
+VERSION ?=
+MANIFEST_VERSION := $(or $(VERSION),dev)
+GO_LDFLAGS := -X github.com/fleetjob/fleetjob/pkg/version.version=$(VERSION)
+
 # Kubernetes version of the control-plane binaries used by envtest and the
 # local fleet. They are built from source by the tools module in
 # hack/tools/k8s, whose go.mod must require k8s.io/kubernetes at this version.
@@ -103,7 +112,8 @@ test: test-envtest ## Run every test: unit, a short fuzz run (FUZZTIME=10s), the
 	$(MAKE) --no-print-directory test-e2e-kind
 
 .PHONY: test-envtest
-test-envtest: envtest-bins ## Run the unit tests, the fuzz run and the envtest suites (no fleet).
+# kustomize: test/integration/install renders config/ as a release does.
+test-envtest: envtest-bins kustomize ## Run the unit tests, the fuzz run and the envtest suites (no fleet).
 	KUBEBUILDER_ASSETS="$(K8S_BIN)" go test -race ./... -count=1
 	go test ./pkg/naming -run='^$$' -fuzz='^FuzzJobName$$' -fuzztime=$(FUZZTIME)
 	go test ./pkg/naming -run='^$$' -fuzz='^FuzzMemberRunName$$' -fuzztime=$(FUZZTIME)
@@ -113,12 +123,12 @@ test-unit: ## Run the tests that need no API server (all but test/integration).
 	go test $$(go list ./... | grep -v /test/integration/) -count=1
 
 .PHONY: verify
-verify: manifests generate fmt ## Fail if generated files or formatting are stale, then lint.
-	@changes="$$(git status --porcelain -- api config ':(glob)**/zz_generated*')"; \
+verify: manifests generate chart fmt ## Fail if generated files or formatting are stale, then lint.
+	@changes="$$(git status --porcelain -- api config charts ':(glob)**/zz_generated*')"; \
 	if [ -n "$$changes" ]; then \
-		echo "verify: generated files are out of date or uncommitted (run make manifests generate fmt):"; \
+		echo "verify: generated files are out of date or uncommitted (run make manifests generate chart fmt):"; \
 		echo "$$changes"; \
-		git --no-pager diff --stat -- api config ':(glob)**/zz_generated*'; \
+		git --no-pager diff --stat -- api config charts ':(glob)**/zz_generated*'; \
 		exit 1; \
 	fi
 	$(MAKE) lint
@@ -129,22 +139,23 @@ verify: manifests generate fmt ## Fail if generated files or formatting are stal
 # CGO_ENABLED=0: static binaries, so that the same bin/fleetjob-hub runs on
 # the host (kwok e2e, bench, demo) and FROM scratch in the hub image, and one
 # compile serves both (a second build with other flags cost 12 minutes cold).
-build: ## Build the hub binary and the kubectl plugin (static) into bin/.
-	CGO_ENABLED=0 go build -o $(LOCALBIN)/fleetjob-hub ./cmd/fleetjob-hub
-	CGO_ENABLED=0 go build -o $(LOCALBIN)/kubectl-fleetjob ./cmd/kubectl-fleetjob
+# VERSION only changes the link (-X), not the compiled packages.
+build: ## Build the hub binary and the kubectl plugin (static) into bin/ (VERSION=v0.1.0 stamps them).
+	CGO_ENABLED=0 go build -ldflags "$(GO_LDFLAGS)" -o $(LOCALBIN)/fleetjob-hub ./cmd/fleetjob-hub
+	CGO_ENABLED=0 go build -ldflags "$(GO_LDFLAGS)" -o $(LOCALBIN)/kubectl-fleetjob ./cmd/kubectl-fleetjob
 
 .PHONY: run
 run: ## Run the hub from your host against the current kubeconfig (ARGS="...").
 	go run ./cmd/fleetjob-hub $(ARGS)
 
 .PHONY: docker-build
-docker-build: ## Build the hub image (IMG=fleetjob-hub:dev).
-	$(CONTAINER_TOOL) build -t $(IMG) .
+docker-build: ## Build the hub image (IMG=fleetjob-hub:dev, VERSION stamps it) where a registry is reachable.
+	$(CONTAINER_TOOL) build --build-arg VERSION=$(VERSION) -t $(IMG) .
 
 # The offline path of the hub image: the same static binary as the Dockerfile
 # builds, packed FROM scratch by `docker import`, so nothing is pulled.
 .PHONY: hub-image
-hub-image: build ## Build the hub image (IMG=fleetjob-hub:dev) without pulling anything.
+hub-image: build ## Build the hub image (IMG=fleetjob-hub:dev, VERSION stamps it) without pulling anything.
 	KIND_DIR=$(KIND_DIR) hack/kind/images.sh hub $(IMG) $(LOCALBIN)/fleetjob-hub
 
 .PHONY: docker-push
@@ -152,19 +163,37 @@ docker-push: ## Push the hub image.
 	$(CONTAINER_TOOL) push $(IMG)
 
 .PHONY: build-installer
-build-installer: manifests generate kustomize ## Write CRD, RBAC and Deployment to dist/install.yaml.
+build-installer: manifests generate kustomize ## Write CRDs, RBAC, admission policies and the Deployment (IMG, VERSION) to dist/install.yaml.
 	mkdir -p dist
 	$(call kustomize-with-image) > dist/install.yaml
 
+# PLATFORMS (os/arch) of the plugin's archives, HUB_PLATFORMS of the hub's
+# binaries; RELEASE_URL is where the krew manifest says the archives are.
+PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+HUB_PLATFORMS ?= linux/amd64
+RELEASE_URL ?= https://github.com/fleetjob/fleetjob/releases/download/$(VERSION)
+# The release's image: IMG when given, else fleetjob-hub:VERSION.
+RELEASE_IMG = $(if $(filter command line environment,$(origin IMG)),$(IMG),fleetjob-hub:$(VERSION))
+
+.PHONY: release
+release: controller-gen kustomize ## Write a release to dist/ (VERSION=v0.1.0): install.yaml, binaries, plugin archives, krew manifest, Helm chart, checksums.
+	VERSION=$(VERSION) IMG=$(RELEASE_IMG) PLATFORMS="$(PLATFORMS)" HUB_PLATFORMS="$(HUB_PLATFORMS)" \
+		RELEASE_URL=$(RELEASE_URL) KUSTOMIZE=$(KUSTOMIZE) MAKE="$(MAKE)" hack/release/release.sh
+
+# The chart is generated from the same render as install.yaml (see
+# hack/release/chart); test/integration/install proves the two equal.
+.PHONY: chart
+chart: kustomize ## Regenerate the Helm chart charts/fleetjob from config/.
+	KUSTOMIZE=$(KUSTOMIZE) hack/release/manifests.sh fleetjob-hub:dev dev | go run ./hack/release/chart -version dev -o charts/fleetjob
+
 ##@ Deployment
 
-# kustomize-with-image prints config/default with the hub image IMG. The
-# image is set on a copy of config/ in a temporary directory: deploying or
-# building the installer never changes a tracked file.
+# kustomize-with-image prints config/default with the hub image IMG and the
+# version label MANIFEST_VERSION, set on a copy of config/ in a temporary
+# directory (hack/release/manifests.sh): deploying or building the installer
+# never changes a tracked file.
 define kustomize-with-image
-tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; cp -R config "$$tmp/"; \
-	(cd "$$tmp/config/manager" && $(KUSTOMIZE) edit set image fleetjob-hub=$(IMG)); \
-	$(KUSTOMIZE) build "$$tmp/config/default"
+KUSTOMIZE=$(KUSTOMIZE) hack/release/manifests.sh $(IMG) $(MANIFEST_VERSION)
 endef
 
 ifndef ignore-not-found
@@ -185,8 +214,17 @@ uninstall: manifests kustomize ## Uninstall the CRDs (ignore-not-found=true to i
 deploy: manifests kustomize ## Deploy the hub (CRDs, RBAC, Deployment) with image IMG.
 	$(call kustomize-with-image) | $(KUBECTL) apply --server-side -f -
 
+# The ClusterJobs go first, while the hub runs: their finalizers wait for
+# the hub to clean up their members, and a hub deleted with them leaves them
+# (and so the CRDs and their namespaces) Terminating for good.
+UNDEPLOY_TIMEOUT ?= 15m
+
 .PHONY: undeploy
-undeploy: kustomize ## Undeploy the hub (ignore-not-found=true to ignore missing ones).
+undeploy: kustomize ## Undeploy the hub: the ClusterJobs first, waited for (UNDEPLOY_TIMEOUT), then the rest (ignore-not-found=true to ignore missing ones).
+	@if $(KUBECTL) get crd clusterjobs.fleetjob.io >/dev/null 2>&1; then \
+		echo "$(KUBECTL) delete clusterjobs --all --all-namespaces --timeout=$(UNDEPLOY_TIMEOUT)"; \
+		$(KUBECTL) delete clusterjobs --all --all-namespaces --timeout=$(UNDEPLOY_TIMEOUT); \
+	fi
 	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found=$(ignore-not-found) -f -
 
 ##@ Fleet
@@ -351,7 +389,7 @@ K8S_LINK_FLAGS := -linkmode external -extldflags -static
 K8S_LINK_STAMP := $(K8S_BIN)/.link-static
 
 .PHONY: envtest-bins
-envtest-bins: $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd ## Build what envtest needs (kube-apiserver, etcd): tests do not wait for kwok.
+envtest-bins: $(K8S_BIN)/kube-apiserver $(K8S_BIN)/etcd $(K8S_BIN)/kubectl ## Build what envtest needs (kube-apiserver, etcd, kubectl for the install test): tests do not wait for kwok.
 
 .PHONY: k8s-bins
 k8s-bins: $(K8S_CP_BINS) $(K8S_BIN)/etcd $(K8S_BIN)/kwok $(K8S_BIN)/kwokctl ## Build the missing control-plane, etcd and kwok binaries into bin/k8s/<version>.

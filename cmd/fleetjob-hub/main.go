@@ -49,6 +49,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/hub/controller"
+	"github.com/fleetjob/fleetjob/pkg/version"
 )
 
 func main() {
@@ -84,9 +85,14 @@ func main() {
 	flag.DurationVar(&opts.GCInterval, "gc-interval", 5*time.Minute, "How often every reachable member is swept for this hub's orphaned Jobs and plans (besides each reconnect).")
 	flag.DurationVar(&opts.EndedRunTTL, "ended-run-ttl", 0, "How long an ended ClusterJob (Completed or Failed) without spec.ttlSecondsAfterFinished is kept, counted from its status.completionTime, before the hub deletes it with its Jobs and pods in every member; 0 keeps it until someone deletes it.")
 	tenancy := flag.String("tenancy", "on", "on: a ClusterJob reaches only the clusters of the cluster sets bound to its namespace (ClusterSetBinding), with its pod template checked against each set's Pod Security level; off: any ClusterJob may run any template on every registered cluster (single-admin hubs).")
+	showVersion := flag.Bool("version", false, "Print the version (the release, the commit, the Go release) and exit.")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
 	flag.Parse()
+	if *showVersion {
+		fmt.Println(version.Get().String())
+		return
+	}
 	setLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	members.QPS, members.Namespace, opts.RegistrationNamespace = float32(*qps), namespace, namespace
 	opts.ConnectTimeout, opts.GCMinAge = members.ConnectTimeout, gcMinAge

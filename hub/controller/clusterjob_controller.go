@@ -58,7 +58,7 @@ import (
 // +kubebuilder:rbac:groups=fleetjob.io,resources=memberruns,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=fleetjob.io,resources=memberruns/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=fleetjob.io,resources=memberruns/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
+// +kubebuilder:rbac:groups="",resources=namespaces,resourceNames=kube-system,verbs=get
 
 // Finalizer holds a MemberRun until the run's Jobs and plans are gone from
 // its member (owner references cannot reach across clusters), and a
