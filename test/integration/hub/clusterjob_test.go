@@ -188,7 +188,7 @@ var _ = Describe("ClusterJob across two members", func() {
 		Expect(histogramCount("fleetjob_group_handoff_seconds") - handoffsBefore).To(Equal(uint64(4)))
 		Expect(histogramCount("fleetjob_group_duration_seconds") - durationsBefore).To(Equal(uint64(6)))
 		for _, m := range []string{"member-a", "member-b"} {
-			Expect(counterValue("fleetjob_member_watch_requests_total", map[string]string{"cluster": m, "resource": "jobs"})).
+			Expect(counterValue("fleetjob_member_watch_requests_total", map[string]string{"member_cluster": m, "resource": "jobs"})).
 				To(BeNumerically(">", 0), "watches of Jobs in %s", m)
 		}
 

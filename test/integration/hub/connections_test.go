@@ -137,7 +137,7 @@ var _ = Describe("Member connections", func() {
 		var watches []map[string]string
 		for _, m := range []string{"member-a", "member-b"} {
 			for _, resource := range []string{"jobs", "configmaps", "nodes"} {
-				watches = append(watches, map[string]string{"cluster": m, "resource": resource})
+				watches = append(watches, map[string]string{"member_cluster": m, "resource": resource})
 			}
 		}
 		opened := func(g Gomega) map[string]float64 {
