@@ -19,7 +19,9 @@ package controller
 import (
 	"context"
 	"strings"
+	"time"
 
+	"golang.org/x/time/rate"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -82,6 +84,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 			// shutdown (kubernetes-sigs/controller-runtime#3538, fixed
 			// after v0.24.1): a stopping hub then hangs past its grace.
 			UsePriorityQueue: ptr.To(false),
+			RateLimiter:      retryLimiter(),
 		}
 	}
 	err := mcbuilder.ControllerManagedBy(r.Manager).
@@ -112,6 +115,24 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 		WithOptions(options(max(1, r.Options.Parallelism))).
 		WithClusterNotFoundWrapper(false).
 		Complete(mcreconcile.Func(r.reconcileMemberRun))
+}
+
+// maxRetryDelay bounds how long a reconcile that returned an error waits
+// for its next try, however often it has failed: a write the hub's API
+// server refused (a webhook down, a quota, etcd out of space) is retried
+// at least this often, so a repaired fault is picked up within it and not
+// after controller-runtime's default ceiling of 1,000 s.
+const maxRetryDelay = 30 * time.Second
+
+// retryLimiter is the reconcilers' backoff after an error: 5 ms doubling to
+// maxRetryDelay per request, and no more than 10 retries a second (a burst
+// of 100) over all of them, so a fleet of failing runs cannot flood the API
+// server either.
+func retryLimiter() workqueue.TypedRateLimiter[mcreconcile.Request] {
+	return workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[mcreconcile.Request](5*time.Millisecond, maxRetryDelay),
+		&workqueue.TypedBucketRateLimiter[mcreconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	)
 }
 
 // specOrLifecycleChanged drops an object's status writes, which would wake

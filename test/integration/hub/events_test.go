@@ -68,15 +68,10 @@ var _ = Describe("Events of a run across two members", func() {
 		}).Should(Succeed())
 
 		lift()
-		Eventually(func(g Gomega) {
-			// Any change wakes the hub, whatever its backoff after the
-			// writes refused.
-			got := &fleetv1.ClusterJob{}
-			g.Expect(hubC.Get(ctx, client.ObjectKeyFromObject(cj), got)).To(Succeed())
-			got.Annotations = map[string]string{"poke": time.Now().String()}
-			g.Expect(hubC.Update(ctx, got)).To(Succeed())
-			g.Expect(phaseOf(cj)(g)).To(Equal(fleetv1.PhaseCompleted))
-		}).WithTimeout(30 * time.Second).WithPolling(time.Second).Should(Succeed())
+		// Nothing else changes: the hub's next try of the status write it
+		// was refused comes within its longest backoff (30 s), however
+		// many times it was refused while the status was held.
+		Eventually(phaseOf(cj)).WithTimeout(60 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
 	})
 })
 

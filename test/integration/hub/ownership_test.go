@@ -101,8 +101,14 @@ var _ = Describe("Ownership of member objects", func() {
 		Expect(hubC.Create(ctx, warmUp)).To(Succeed())
 		Eventually(phaseOf(warmUp)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
 
+		// creationTimestamp counts seconds and the older registration runs
+		// the cluster: the alias must be younger, or the first name wins.
+		original := &corev1.Secret{}
+		Expect(hubC.Get(ctx, client.ObjectKey{Namespace: workNamespace, Name: "member-a"}, original)).To(Succeed())
+		Eventually(time.Now).Should(BeTemporally(">", original.CreationTimestamp.Add(time.Second)))
 		register(&member{name: "alias-a", env: a.env}, admin, map[string]string{"env": "a"})
 		DeferCleanup(unregister, "alias-a")
+		Eventually(memberReason("alias-a")).Should(Equal(fleetv1.ClusterReasonDuplicateCluster))
 		cj := makeClusterJob("with-alias").Clusters(map[string]string{"env": "a"}).Obj()
 		Expect(hubC.Create(ctx, cj)).To(Succeed())
 		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseFailed))
