@@ -203,8 +203,9 @@ endif
 # Server-side apply is required: the ClusterJob CRD embeds a Job template and is
 # about 700 KB, past the 256 KiB last-applied annotation of client-side apply.
 .PHONY: install
-install: manifests kustomize ## Install the CRDs into the cluster of the current kubeconfig.
+install: manifests kustomize ## Install the CRDs into the cluster of the current kubeconfig, and wait until they are Established.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) wait --for=condition=Established --timeout=60s -f -
 
 .PHONY: uninstall
 uninstall: manifests kustomize ## Uninstall the CRDs (ignore-not-found=true to ignore missing ones).

@@ -136,6 +136,15 @@ type MemberRunStatus struct {
 	// +optional
 	NodeProgress string `json:"nodeProgress,omitempty"`
 
+	// nodeResults is the run's frozen plan in this cluster and each planned
+	// node's result, as the hub last read them from the member. Read them
+	// with `kubectl fleetjob status NAME --nodes` and `kubectl fleetjob plan
+	// NAME`, which need read access to MemberRuns only, no credential for
+	// the member. Refreshed when the node counts change, at most every 5
+	// seconds while the cluster runs, and with the write that ends it.
+	// +optional
+	NodeResults *NodeResults `json:"nodeResults,omitempty"`
+
 	// conditions has Accepted, False on a MemberRun the hub neither runs
 	// nor cleans up for, its reason saying why (ClusterJobNotFound,
 	// NotSelected, DuplicateMemberRun).
@@ -144,6 +153,34 @@ type MemberRunStatus struct {
 	// +kubebuilder:validation:MaxItems=4
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// NodeResults is a cluster's plan and node results, compressed.
+type NodeResults struct {
+	// observedTime is when the hub read them from the member.
+	// +required
+	ObservedTime metav1.Time `json:"observedTime"`
+
+	// nodes counts the cluster's nodes by state as data has them.
+	// +optional
+	Nodes NodeCounts `json:"nodes,omitzero"`
+
+	// omitted counts the succeeded and skipped nodes left out of data to
+	// keep it within 512 KiB; failed and running nodes are always in it.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Omitted int32 `json:"omitted,omitempty"`
+
+	// message says why data is missing, when it is.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Message string `json:"message,omitempty"`
+
+	// data is the plan and the results as gzip-compressed JSON (the
+	// document of fleetjob's pkg/noderesults), at most 512 KiB.
+	// +kubebuilder:validation:MaxLength=699052
+	// +optional
+	Data []byte `json:"data,omitempty"`
 }
 
 // Row is the status as the cluster's row in a ClusterJob, with at most

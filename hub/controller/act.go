@@ -182,8 +182,11 @@ func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob,
 		return err
 	}
 	if c.NotStarted > 0 {
-		add(note{corev1.EventTypeWarning, "NodeNotStarted", fmt.Sprintf("cluster %s: %d nodes failed: their pods did not start within %s",
-			c.Name, c.NotStarted, nodeStartTimeout(cj))})
+		// Both ways a pod fails to start end here: refused for good at once
+		// (an invalid image name, a container configuration the kubelet
+		// refuses) or not started within the bound; each node says which.
+		add(note{corev1.EventTypeWarning, "NodeNotStarted", fmt.Sprintf("cluster %s: %d nodes failed: their pods were refused for good or did not start within %s (kubectl fleetjob status %s --nodes --failed says which)",
+			c.Name, c.NotStarted, nodeStartTimeout(cj), cj.Name)})
 	}
 	if c.Lost > 0 {
 		add(note{corev1.EventTypeWarning, fleetv1.NodeReasonNodeLost, fmt.Sprintf("cluster %s: %d nodes failed: lost (not Ready) for longer than spec.nodeLostTimeout (%s) after their pods started",

@@ -82,9 +82,13 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	// After act: what it failed at is retried too.
 	requeue := member.RequeueAfter(in)
 	row := member.Status(in, decision)
+	results, publishWait := nodeResults(mr.Status.NodeResults, in.Cluster.State, row, r.Clock.Now())
+	if publishWait > 0 && (requeue == 0 || publishWait < requeue) {
+		requeue = publishWait
+	}
 	exceeded := row.Reason == fleetv1.ReasonFailureBudgetExceeded && mr.Status.Reason != fleetv1.ReasonFailureBudgetExceeded
 	notes = append(r.held.take(req.NamespacedName), notes...)
-	if err := r.writeRunStatus(ctx, mr, row); err != nil {
+	if err := r.writeRunStatus(ctx, mr, row, results); err != nil {
 		r.held.hold(req.NamespacedName, notes)
 		if apierrors.IsConflict(err) {
 			log.FromContext(ctx).V(1).Info("Writing status lost a race; retrying")
@@ -237,9 +241,10 @@ func previousRow(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun) *fleetv1.Cluster
 
 // writeRunStatus patches the MemberRun's status with an optimistic lock,
 // and not at all when nothing changed.
-func (r *Reconciler) writeRunStatus(ctx context.Context, mr *fleetv1.MemberRun, row fleetv1.ClusterStatus) error {
+func (r *Reconciler) writeRunStatus(ctx context.Context, mr *fleetv1.MemberRun, row fleetv1.ClusterStatus, results *fleetv1.NodeResults) error {
 	status := *mr.Status.DeepCopy()
 	status.SetRow(row)
+	status.NodeResults = results
 	status.ObservedGeneration = mr.Generation
 	meta.RemoveStatusCondition(&status.Conditions, fleetv1.ConditionAccepted) // it runs now
 	if apiequality.Semantic.DeepEqual(mr.Status, status) {

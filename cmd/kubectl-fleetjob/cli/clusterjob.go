@@ -25,13 +25,11 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
 	"github.com/fleetjob/fleetjob/pkg/naming"
-	"github.com/fleetjob/fleetjob/spoke"
+	"github.com/fleetjob/fleetjob/pkg/noderesults"
 )
 
 // getClusterJob reads ClusterJob name from the hub, in the -n namespace.
@@ -92,53 +90,72 @@ func pickClusters(cj *fleetv1.ClusterJob, clusters []string) ([]string, error) {
 	return names, nil
 }
 
-// Reading many members: a bounded number at once, each within a deadline,
-// so that one slow member neither holds the others nor the command.
-const (
-	memberReads       = 8
-	memberReadTimeout = 30 * time.Second
-)
+// memberReadTimeout bounds a read in a member cluster with the user's own
+// credentials (logs).
+const memberReadTimeout = 30 * time.Second
 
-// fromMembers runs read in each of clusters, with the run there, and
-// returns the results in the order of clusters and one error naming every
-// cluster that failed (nil when none did).
-func fromMembers[T any](ctx context.Context, o *options, cj *fleetv1.ClusterJob, clusters []string,
-	read func(ctx context.Context, c client.Reader, run spoke.Run) (T, error)) ([]T, []bool, error) {
-	out, ok := make([]T, len(clusters)), make([]bool, len(clusters))
-	errs := make([]error, len(clusters))
-	workqueue.ParallelizeUntil(ctx, memberReads, len(clusters), func(i int) {
-		ctx, cancel := context.WithTimeout(ctx, memberReadTimeout)
-		defer cancel()
-		mc, reg, err := o.memberClient(ctx, clusters[i])
-		if err == nil {
-			out[i], err = read(ctx, mc, spoke.Run{ClusterJob: cj, Cluster: clusters[i], Namespace: reg.Namespace})
-		}
-		if err != nil {
-			errs[i] = fmt.Errorf("cluster %s: %w", clusters[i], err)
-			return
-		}
-		ok[i] = true
-	})
-	if err := ctx.Err(); err != nil {
-		return out, ok, err
-	}
-	return out, ok, errors.Join(errs...)
+// clusterResults is a run's plan and node results in one cluster, as the
+// hub published them on its MemberRun.
+type clusterResults struct {
+	cluster string
+	doc     noderesults.Document
 }
 
-// memberClient connects to a member with its registered credentials.
-func (o *options) memberClient(ctx context.Context, cluster string) (client.Client, hub.Registration, error) {
-	cs, err := o.hubClientset()
-	if err != nil {
-		return nil, hub.Registration{}, err
+// runResults reads the node results the hub published for cj in each of
+// clusters, from cj's MemberRuns on the hub: no credential for any member
+// is needed. It returns those it read, in the order of clusters, and one
+// error naming every cluster it could not.
+func runResults(ctx context.Context, c client.Reader, cj *fleetv1.ClusterJob, clusters []string) ([]clusterResults, error) {
+	ctx, cancel := context.WithTimeout(ctx, hubTimeout)
+	defer cancel()
+	list := &fleetv1.MemberRunList{}
+	if err := c.List(ctx, list, client.InNamespace(cj.Namespace),
+		client.MatchingLabels{fleetv1.ClusterJobUIDLabel: naming.LabelValue(string(cj.UID))}); err != nil {
+		return nil, fmt.Errorf("listing the memberruns of clusterjob %s/%s on the hub: %w", cj.Namespace, cj.Name, err)
 	}
-	reg, err := hub.Get(ctx, cs, o.registrationNamespace, cluster)
-	if err != nil {
-		return nil, reg, err
+	runs := map[string]*fleetv1.MemberRun{}
+	for i := range list.Items {
+		if mr := &list.Items[i]; mr.Spec.ClusterJobUID == string(cj.UID) {
+			runs[mr.Spec.Cluster] = mr
+		}
 	}
-	cfg, err := hub.RESTConfig(reg)
-	if err != nil {
-		return nil, reg, err
+	var out []clusterResults
+	var errs []error
+	for _, cluster := range clusters {
+		mr, ok := runs[cluster]
+		var published *fleetv1.NodeResults
+		if ok {
+			published = mr.Status.NodeResults
+		}
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Errorf("cluster %s is not in the run of clusterjob %s/%s (no memberrun)", cluster, cj.Namespace, cj.Name))
+			continue
+		case published == nil:
+			errs = append(errs, fmt.Errorf("cluster %s has no node results of clusterjob %s/%s yet: the run has not started there (%s)",
+				cluster, cj.Namespace, cj.Name, orPhase(mr)))
+			continue
+		case len(published.Data) == 0:
+			errs = append(errs, fmt.Errorf("cluster %s: the hub could not publish its node results: %s", cluster, published.Message))
+			continue
+		}
+		doc, err := noderesults.Decode(published.Data)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cluster %s: memberrun %s/%s: %w", cluster, mr.Namespace, mr.Name, err))
+			continue
+		}
+		out = append(out, clusterResults{cluster: cluster, doc: doc})
 	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	return c, reg, err
+	return out, errors.Join(errs...)
+}
+
+// orPhase says where a MemberRun without results is.
+func orPhase(mr *fleetv1.MemberRun) string {
+	switch {
+	case mr.Status.Reason != "":
+		return fmt.Sprintf("%s: %s", mr.Status.Reason, mr.Status.Message)
+	case mr.Status.Phase != "":
+		return string(mr.Status.Phase)
+	}
+	return "not yet reconciled"
 }

@@ -25,11 +25,10 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
 )
 
 // completionTimeout bounds what a completion asks the hub: a TAB that
@@ -73,6 +72,26 @@ func completeWith(cmd *cobra.Command, list func(ctx context.Context) ([]string, 
 	return out, noFiles
 }
 
+// completionLimit bounds a completion's list: no shell offers more
+// suggestions than this usefully, and a hub with many more objects must
+// not be read whole for a TAB.
+const completionLimit = 500
+
+// names lists the names of up to completionLimit objects of the list kind
+// gvk, metadata only.
+func names(ctx context.Context, c client.Reader, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]string, error) {
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk)
+	if err := c.List(ctx, list, append(opts, client.Limit(completionLimit))...); err != nil {
+		return nil, err
+	}
+	out := make([]string, len(list.Items))
+	for i, o := range list.Items {
+		out[i] = o.Name
+	}
+	return out, nil
+}
+
 // completeClusterJobs completes a ClusterJob name of the namespace.
 func completeClusterJobs(o *options) cobra.CompletionFunc {
 	return completeFirst(o.clusterJobNames)
@@ -87,15 +106,7 @@ func (o *options) clusterJobNames(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	list := &fleetv1.ClusterJobList{}
-	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return nil, err
-	}
-	names := make([]string, len(list.Items))
-	for i, cj := range list.Items {
-		names[i] = cj.Name
-	}
-	return names, nil
+	return names(ctx, c, fleetv1.GroupVersion.WithKind("ClusterJobList"), client.InNamespace(ns))
 }
 
 // completeRunClusters completes --cluster with the clusters of the run
@@ -118,11 +129,11 @@ func completeRunClusters(o *options) cobra.CompletionFunc {
 			if err := withRows(ctx, c, cj); err != nil {
 				return nil, err
 			}
-			names := make([]string, len(cj.Status.Clusters))
+			clusters := make([]string, len(cj.Status.Clusters))
 			for i, r := range cj.Status.Clusters {
-				names[i] = r.Name
+				clusters[i] = r.Name
 			}
-			return names, nil
+			return clusters, nil
 		}, toComplete)
 	}
 }
@@ -135,15 +146,8 @@ func completeClusterSets(o *options) cobra.CompletionFunc {
 		if err != nil {
 			return nil, err
 		}
-		list := &fleetv1.ClusterSetList{}
-		if err := c.List(ctx, list); err != nil {
-			return nil, err
-		}
-		names := []string{fleetv1.DefaultClusterSet}
-		for _, s := range list.Items {
-			names = append(names, s.Name)
-		}
-		return names, nil
+		sets, err := names(ctx, c, fleetv1.GroupVersion.WithKind("ClusterSetList"))
+		return append(sets, fleetv1.DefaultClusterSet), err
 	})
 }
 
@@ -158,15 +162,8 @@ func completeBoundSets(o *options) cobra.CompletionFunc {
 		if err != nil {
 			return nil, err
 		}
-		list := &fleetv1.ClusterSetBindingList{}
-		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-			return nil, err
-		}
-		names := make([]string, len(list.Items))
-		for i, b := range list.Items {
-			names[i] = b.Spec.ClusterSet
-		}
-		return names, nil
+		// A binding is named for the set it binds (the API refuses another name).
+		return names(ctx, c, fleetv1.GroupVersion.WithKind("ClusterSetBindingList"), client.InNamespace(ns))
 	})
 }
 
@@ -179,15 +176,7 @@ func completeRegistrations(o *options) cobra.CompletionFunc {
 		if err != nil {
 			return nil, err
 		}
-		members, err := hub.ListMemberClusters(ctx, c, labels.Everything())
-		if err != nil {
-			return nil, err
-		}
-		names := make([]string, len(members))
-		for i, m := range members {
-			names[i] = m.Name
-		}
-		return names, nil
+		return names(ctx, c, fleetv1.GroupVersion.WithKind("MemberClusterList"))
 	})
 }
 
@@ -197,15 +186,11 @@ func completeRegistrations(o *options) cobra.CompletionFunc {
 func registerFlagCompletions(root *cobra.Command, o *options) {
 	_ = root.RegisterFlagCompletionFunc("namespace", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return completeWith(cmd, func(ctx context.Context) ([]string, error) {
-			cs, err := o.hubClientset()
+			c, err := o.hubClient()
 			if err != nil {
 				return nil, err
 			}
-			list, err := cs.CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return nil, err
-			}
-			return namespaceNames(list.Items), nil
+			return names(ctx, c, corev1.SchemeGroupVersion.WithKind("NamespaceList"))
 		}, toComplete)
 	})
 	_ = root.RegisterFlagCompletionFunc("context", func(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -221,12 +206,4 @@ func registerFlagCompletions(root *cobra.Command, o *options) {
 			return names, nil
 		}, toComplete)
 	})
-}
-
-func namespaceNames(items []corev1.Namespace) []string {
-	names := make([]string, len(items))
-	for i, ns := range items {
-		names[i] = ns.Name
-	}
-	return names
 }

@@ -25,12 +25,13 @@ import (
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
 	"github.com/fleetjob/fleetjob/pkg/naming"
 	"github.com/fleetjob/fleetjob/spoke"
 )
@@ -58,7 +59,8 @@ func newLogs(o *options) *cobra.Command {
 		Long: `Print the logs of the pod a ClusterJob ran on one node of a member cluster.
 The logs are read with your own credentials for the member (--member-context,
 --member-kubeconfig), not the hub's: the identity the hub stores may not read
-logs. The work namespace comes from the cluster's registration on the hub.`,
+logs. The work namespace comes from the cluster's MemberCluster on the hub
+(get on memberclusters): no registration Secret is read.`,
 		Example: `  kubectl fleetjob logs clean-disks --cluster eu-1 --node node-7 --member-context kind-eu-1
   kubectl fleetjob logs clean-disks --cluster eu-1 --node node-7 --member-context kind-eu-1 -f`,
 		Args:              exactlyOne("NAME", "the ClusterJob name"),
@@ -87,17 +89,13 @@ func (l *logsOptions) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	hcs, err := l.hubClientset()
-	if err != nil {
-		return err
-	}
-	lookup, cancel := context.WithTimeout(ctx, memberReadTimeout)
+	lookup, cancel := context.WithTimeout(ctx, hubTimeout)
 	defer cancel()
 	cj, err := l.getClusterJob(lookup, c, name)
 	if err != nil {
 		return err
 	}
-	reg, err := hub.Get(lookup, hcs, l.registrationNamespace, l.cluster)
+	ns, err := workNamespace(lookup, c, l.cluster)
 	if err != nil {
 		return err
 	}
@@ -113,7 +111,23 @@ func (l *logsOptions) run(ctx context.Context, name string) error {
 	if l.tail >= 0 {
 		opts.TailLines = &l.tail
 	}
-	return nodeLogs(ctx, mcs, reg.Namespace, cj, l.cluster, l.node, opts, l.streams.Out)
+	return nodeLogs(ctx, mcs, ns, cj, l.cluster, l.node, opts, l.streams.Out)
+}
+
+// workNamespace is the member namespace where the hub runs Jobs in
+// cluster, as its MemberCluster on the hub says.
+func workNamespace(ctx context.Context, c client.Reader, cluster string) (string, error) {
+	m := &fleetv1.MemberCluster{}
+	err := c.Get(ctx, client.ObjectKey{Name: cluster}, m)
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", explain(err, "cluster %s is not registered on the hub (see kubectl fleetjob clusters)", cluster)
+	case err != nil:
+		return "", fmt.Errorf("reading membercluster %s on the hub: %w", cluster, err)
+	case m.Status.WorkNamespace == "":
+		return "", fmt.Errorf("membercluster %s has no work namespace yet: the hub has not read its registration", cluster)
+	}
+	return m.Status.WorkNamespace, nil
 }
 
 // nodeLogs copies to out the logs of the newest pod cj's run in cluster

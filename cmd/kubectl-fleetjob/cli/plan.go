@@ -21,13 +21,9 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/output"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/render"
-	"github.com/fleetjob/fleetjob/pkg/naming"
-	"github.com/fleetjob/fleetjob/pkg/plan"
-	"github.com/fleetjob/fleetjob/spoke"
 )
 
 func newPlan(o *options) *cobra.Command {
@@ -40,9 +36,9 @@ func newPlan(o *options) *cobra.Command {
 there: its groups in run order with their nodes, and the nodes left out
 (cordoned, NotReady, an untolerated taint, ...) with the reason. Every
 cluster of the run by default; --cluster (repeatable) narrows. Plans are
-read from the members, a few at once, with the credentials the hub stores;
-a cluster that cannot be read is named, and the command exits non-zero
-after showing the others. -o prints a List of ClusterPlan
+read from the run's MemberRuns on the hub, where the hub publishes them:
+read access to memberruns is all it needs. A cluster whose plan is not
+there is named, and the command exits non-zero after showing the others. -o prints a List of ClusterPlan
 (cli.fleetjob.io/v1alpha1, named for the cluster).`,
 		Example: `  kubectl fleetjob plan clean-disks
   kubectl fleetjob plan clean-disks --cluster eu-1 -o json
@@ -99,20 +95,10 @@ func (o *options) readPlans(ctx context.Context, name string, clusters []string)
 	if clusters, err = pickClusters(cj, clusters); err != nil {
 		return nil, err
 	}
-	// The hub's own reader: the same ownership checks and formats.
-	plans, ok, err := fromMembers(ctx, o, cj, clusters, func(ctx context.Context, mc client.Reader, run spoke.Run) (plan.Plan, error) {
-		p, found, err := spoke.ReadPlan(ctx, mc, run)
-		if err == nil && !found {
-			err = fmt.Errorf("cluster %q has no plan for clusterjob %s/%s (no configmap %s/%s): the run has not started there",
-				run.Cluster, cj.Namespace, cj.Name, run.Namespace, naming.PlanName(cj.UID))
-		}
-		return p, err
-	})
-	var out []render.ClusterPlan
-	for i, p := range plans {
-		if ok[i] {
-			out = append(out, render.ClusterPlan{Cluster: clusters[i], Plan: p})
-		}
+	results, err := runResults(ctx, c, cj, clusters)
+	out := make([]render.ClusterPlan, len(results))
+	for i, r := range results {
+		out[i] = render.ClusterPlan{Cluster: r.cluster, Plan: r.doc.Plan}
 	}
 	return out, err
 }

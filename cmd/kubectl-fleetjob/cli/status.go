@@ -38,6 +38,8 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/output"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/render"
+	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/noderesults"
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
@@ -70,11 +72,12 @@ the screen; elsewhere (a CI log, a pipe) the lines that changed are
 appended, and nothing when nothing did.
 
 With --nodes, list the per-node results of every cluster of the run
-(--cluster, repeatable, narrows; --failed keeps the failed nodes), read from
-the members, a few at once, with the credentials the hub stores; -o prints
-a List of NodeResult (cli.fleetjob.io/v1alpha1, named CLUSTER/NODE). A
-cluster that cannot be read is named, and the command exits non-zero after
-showing the others.
+(--cluster, repeatable, narrows; --failed keeps the failed nodes), as the
+hub publishes them on the run's MemberRuns (refreshed when the node counts
+change, at most every 5 s while a cluster runs): read access to memberruns
+is all it needs. -o prints a List of NodeResult (cli.fleetjob.io/v1alpha1,
+named CLUSTER/NODE). A cluster whose results are not there is named, and
+the command exits non-zero after showing the others.
 
 ` + exitCodesHelp,
 		Example: `  kubectl fleetjob status clean-disks
@@ -96,7 +99,7 @@ showing the others.
 	flags := cmd.Flags()
 	flags.BoolVarP(&s.watch, "watch", "w", false, "Redraw until the run ends; exit 1 if it Failed")
 	flags.DurationVar(&s.timeout, "timeout", 0, "With -w, how long to wait for the run to end (0: no limit); exit 4 when it passes")
-	flags.BoolVar(&s.nodes, "nodes", false, "List the per-node results, read from the members")
+	flags.BoolVar(&s.nodes, "nodes", false, "List the per-node results the hub published on the run's MemberRuns")
 	flags.BoolVar(&s.failed, "failed", false, "With --nodes, list the failed nodes only")
 	flags.StringSliceVar(&s.clusters, "cluster", nil, "With --nodes, a cluster to list (repeatable; default: every cluster of the run)")
 	_ = cmd.RegisterFlagCompletionFunc("cluster", completeRunClusters(o))
@@ -131,7 +134,7 @@ func (s *statusOptions) run(ctx context.Context) error {
 	}
 	switch {
 	case s.nodes:
-		return s.showNodes(ctx, cj)
+		return s.showNodes(ctx, c, cj)
 	case s.watch:
 		return s.follow(ctx, c, cj)
 	case !s.out.human():
@@ -260,22 +263,18 @@ func terminalSize(w io.Writer) func() (int, int) {
 	}
 }
 
-func (s *statusOptions) showNodes(ctx context.Context, cj *fleetv1.ClusterJob) error {
+func (s *statusOptions) showNodes(ctx context.Context, c client.Reader, cj *fleetv1.ClusterJob) error {
 	clusters, err := pickClusters(cj, s.clusters)
 	if err != nil {
 		return err
 	}
-	states, ok, readErr := fromMembers(ctx, s.options, cj, clusters, func(ctx context.Context, mc client.Reader, run spoke.Run) (spoke.State, error) {
-		st, err := spoke.Observe(ctx, mc, nil, run)
-		if err == nil && !st.Planned {
-			err = fmt.Errorf("cluster %q has no plan for clusterjob %s/%s in namespace %s: the run has not started there", run.Cluster, cj.Namespace, cj.Name, run.Namespace)
-		}
-		return st, err
-	})
-	var read []render.ClusterNodes
-	for i, st := range states {
-		if ok[i] {
-			read = append(read, render.ClusterNodes{Cluster: clusters[i], State: st})
+	results, readErr := runResults(ctx, c, cj, clusters)
+	read := make([]render.ClusterNodes, len(results))
+	for i, r := range results {
+		read[i] = render.ClusterNodes{Cluster: r.cluster, State: nodeStates(cj, r)}
+		if r.doc.Omitted > 0 {
+			_, _ = fmt.Fprintf(s.streams.ErrOut, "cluster %s: %d succeeded or skipped nodes are not listed: the hub keeps at most %d KiB of node results per cluster\n",
+				r.cluster, r.doc.Omitted, noderesults.MaxBytes>>10)
 		}
 	}
 	if len(read) == 0 {
@@ -291,6 +290,30 @@ func (s *statusOptions) showNodes(ctx context.Context, cj *fleetv1.ClusterJob) e
 		return err
 	}
 	return readErr
+}
+
+// nodeStates are a cluster's published node results as node states, each
+// running or finished node with the name of the Job the hub gave it.
+func nodeStates(cj *fleetv1.ClusterJob, r clusterResults) spoke.State {
+	st := spoke.State{Planned: true, Plan: r.doc.Plan, Nodes: make([]spoke.NodeState, len(r.doc.Nodes))}
+	for i, n := range r.doc.Nodes {
+		ns := spoke.NodeState{Node: n.Name, Group: n.Group, GroupName: r.doc.Plan.Groups[n.Group].Name, Phase: spoke.NodePhase(n.Phase),
+			Reason: n.Reason, Message: n.Message, StartTime: unixTime(n.Start), CompletionTime: unixTime(n.Finish), ExitCode: n.ExitCode, Output: n.Output}
+		if ns.Phase != spoke.NodePending && ns.Phase != spoke.NodeSkipped {
+			ns.Job = naming.JobName(cj.Name, cj.UID, r.cluster, n.Name)
+		}
+		st.Nodes[i] = ns
+	}
+	return st
+}
+
+// unixTime is Unix seconds as a time, nil for 0 (unknown).
+func unixTime(s int64) *metav1.Time {
+	if s == 0 {
+		return nil
+	}
+	t := metav1.Unix(s, 0)
+	return &t
 }
 
 // nodeResults are the nodes of clusters as NodeResult objects, the failed

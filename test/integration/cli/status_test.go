@@ -32,6 +32,8 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/cli"
+	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/noderesults"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 	"github.com/fleetjob/fleetjob/spoke"
 	"github.com/fleetjob/fleetjob/test/util/wrappers"
@@ -101,6 +103,28 @@ func setStatus(cj *fleetv1.ClusterJob, phase fleetv1.Phase, row fleetv1.ClusterS
 	}).Should(Succeed())
 }
 
+// publishResults writes the MemberRun of cj in cluster with the node
+// results the hub would publish from st (nil: a MemberRun the hub has not
+// written yet).
+func publishResults(cj *fleetv1.ClusterJob, cluster string, st *spoke.State) {
+	GinkgoHelper()
+	mr := &fleetv1.MemberRun{
+		ObjectMeta: metav1.ObjectMeta{Namespace: cj.Namespace, Name: naming.MemberRunName(cj.Name, cluster),
+			Labels: map[string]string{fleetv1.ClusterJobLabel: cj.Name, fleetv1.ClusterJobUIDLabel: naming.LabelValue(string(cj.UID))}},
+		Spec: fleetv1.MemberRunSpec{ClusterJob: cj.Name, ClusterJobUID: string(cj.UID), Cluster: cluster},
+	}
+	Expect(hubC.Create(ctx, mr)).To(Succeed())
+	if st == nil {
+		return
+	}
+	data, omitted, err := noderesults.Encode(st.Published())
+	Expect(err).NotTo(HaveOccurred())
+	Expect(omitted).To(BeZero())
+	mr.Status.Name, mr.Status.Phase = cluster, fleetv1.ClusterRunning
+	mr.Status.NodeResults = &fleetv1.NodeResults{ObservedTime: metav1.Now(), Data: data}
+	Expect(hubC.Status().Update(ctx, mr)).To(Succeed())
+}
+
 var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 	var (
 		cj     *fleetv1.ClusterJob
@@ -114,9 +138,6 @@ var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 
 	BeforeAll(func() {
 		Expect(run("register", "runner", "--member-context", "member", "--work-namespace", runsNamespace, "--label", "env=ci").err).To(Succeed())
-		DeferCleanup(func() {
-			Expect(run("unregister", "runner", "--purge", "--member-context", "member").err).To(Succeed())
-		})
 		for i := 1; i <= 3; i++ {
 			createNode(fmt.Sprintf("node-%d", i), false)
 		}
@@ -138,10 +159,15 @@ var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 		Expect(jobs).To(HaveLen(2))
 		finish(&jobs[0], false)
 		finish(&jobs[1], true)
+		st, err = spoke.Observe(ctx, memberC, nil, work)
+		Expect(err).NotTo(HaveOccurred())
+		publishResults(cj, "runner", &st)
 		setStatus(cj, fleetv1.PhaseRunning, row)
+		// The member is gone from here on: every read below is of the hub.
+		Expect(run("unregister", "runner", "--purge", "--member-context", "member").err).To(Succeed())
 	})
 
-	It("shows the frozen plan of every cluster, read from the members", func() {
+	It("shows the frozen plan of every cluster, published on the hub", func() {
 		r := run("plan", "clean", "--cluster", "runner")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(MatchRegexp(`runner\s+0\s+batch-1\s+2\s+node-1,node-2`))
@@ -171,7 +197,7 @@ var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 		Expect(r.out).NotTo(ContainSubstring("CLUSTER"))
 	})
 
-	It("lists per-node results of every cluster, read from the members", func() {
+	It("lists per-node results of every cluster, published on the hub", func() {
 		r := run("status", "clean", "--nodes", "--cluster", "runner")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(MatchRegexp(`runner\s+node-1\s+batch-1\s+clean-node-1-\S+\s+Succeeded\s+<none>\s+<none>\s+\S+Z\s+\S+Z`), "no reason, no exit code")
@@ -207,17 +233,18 @@ var _ = Describe("kubectl fleetjob on a run", Ordered, func() {
 
 	It("shows the clusters it could read and names the one it could not, exiting non-zero", func() {
 		r := run("status", "clean", "--nodes", "--cluster", "runner", "--cluster", "nowhere")
-		Expect(r.err).To(MatchError(ContainSubstring(`cluster nowhere: `)))
+		Expect(r.err).To(MatchError(ContainSubstring(`cluster nowhere is not in the run of clusterjob default/clean`)))
 		Expect(r.out).To(MatchRegexp(`runner\s+node-1\s+batch-1`))
 	})
 
 	It("names what is missing when a cluster has no plan", func() {
 		other := wrappers.MakeClusterJob("not-started", "default").Obj()
 		Expect(hubC.Create(ctx, other)).To(Succeed())
+		publishResults(other, "runner", nil)
 		r := run("plan", "not-started", "--cluster", "runner")
-		Expect(r.err).To(MatchError(ContainSubstring(`cluster "runner" has no plan for clusterjob default/not-started`)))
+		Expect(r.err).To(MatchError(ContainSubstring(`cluster runner has no node results of clusterjob default/not-started yet: the run has not started there (not yet reconciled)`)))
 		r = run("status", "not-started", "--nodes", "--cluster", "nowhere")
-		Expect(r.err).To(MatchError(ContainSubstring(`cluster "nowhere" is not registered`)))
+		Expect(r.err).To(MatchError(ContainSubstring(`cluster nowhere is not in the run of clusterjob default/not-started (no memberrun)`)))
 		r = run("status", "missing")
 		Expect(r.err).To(MatchError(ContainSubstring("clusterjob default/missing not found on the hub")))
 	})

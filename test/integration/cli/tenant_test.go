@@ -31,6 +31,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/plan"
+	"github.com/fleetjob/fleetjob/spoke"
+	"github.com/fleetjob/fleetjob/test/util/wrappers"
 )
 
 // publishMember writes the MemberCluster the hub would publish for a
@@ -92,6 +95,20 @@ var _ = Describe("kubectl fleetjob read commands as a tenant without Secret acce
 		} {
 			DeferCleanup(func() { Expect(hubC.Delete(ctx, m)).To(Succeed()) })
 		}
+		// A run in ready-1 as the hub publishes it: node-1 succeeded,
+		// node-2 failed, node-3 waits for the second group.
+		cj := wrappers.MakeClusterJob("tenant-run", ns).Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		DeferCleanup(func() { Expect(hubC.Delete(ctx, cj)).To(Succeed()) })
+		started := metav1.Now()
+		publishResults(cj, "ready-1", &spoke.State{Planned: true,
+			Plan: plan.Plan{Groups: []plan.Group{{Name: "batch-1", Nodes: []string{"node-1", "node-2"}}, {Name: "batch-2", Nodes: []string{"node-3"}}}},
+			Nodes: []spoke.NodeState{
+				{Node: "node-1", GroupName: "batch-1", Phase: spoke.NodeSucceeded, StartTime: &started, CompletionTime: &started},
+				{Node: "node-2", GroupName: "batch-1", Phase: spoke.NodeFailed, Reason: "BackoffLimitExceeded", ExitCode: ptr.To[int32](3), Output: "disk full",
+					StartTime: &started, CompletionTime: &started},
+				{Node: "node-3", Group: 1, GroupName: "batch-2", Phase: spoke.NodePending},
+			}})
 		tenant = kubeconfigOf(envtest.User{Name: "team-t-dev", Groups: []string{"team-a"}})
 
 		cfg, err := clientcmd.BuildConfigFromFlags("", tenant)
@@ -142,5 +159,34 @@ var _ = Describe("kubectl fleetjob read commands as a tenant without Secret acce
 		r = run("--kubeconfig", tenant, "-n", ns, "clustersets", "-o", "wide")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.out).To(MatchRegexp(`(?m)^tenant-set +restricted +2 +team-t +forbidden-1,ready-1$`))
+	})
+
+	It("shows a run, its nodes and its plans from what the hub published", func() {
+		r := run("--kubeconfig", tenant, "-n", ns, "status", "tenant-run")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`(?m)^ready-1 +Running `))
+
+		r = run("--kubeconfig", tenant, "-n", ns, "status", "tenant-run", "--nodes")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`(?m)^ready-1 +node-1 +batch-1 +tenant-run-node-1-\S+ +Succeeded `))
+		Expect(r.out).To(MatchRegexp(`(?m)^ready-1 +node-2 +batch-1 +tenant-run-node-2-\S+ +Failed +BackoffLimitExceeded +3 .* disk full$`))
+		Expect(r.out).To(MatchRegexp(`(?m)^ready-1 +node-3 +batch-2 +<none> +Pending `))
+
+		r = run("--kubeconfig", tenant, "-n", ns, "status", "tenant-run", "--nodes", "--failed", "-o", "jsonpath={.items[*].node}")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(Equal("node-2"))
+
+		r = run("--kubeconfig", tenant, "-n", ns, "plan", "tenant-run")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(MatchRegexp(`ready-1\s+0\s+batch-1\s+2\s+node-1,node-2`))
+		Expect(r.out).To(MatchRegexp(`ready-1\s+1\s+batch-2\s+1\s+node-3`))
+	})
+
+	It("reads the logs with the user's own member credentials, the work namespace from the MemberCluster", func() {
+		r := run("--kubeconfig", tenant, "-n", ns, "logs", "tenant-run", "--cluster", "ready-1", "--node", "node-2",
+			"--member-kubeconfig", memberKubeconfig, "--member-context", "member-admin")
+		// No kubelet here: the pod is not there, and the error says where
+		// it was looked for.
+		Expect(r.err).To(MatchError(ContainSubstring("no pod of clusterjob team-t/tenant-run on node node-2 in cluster ready-1 (namespace jobs)")))
 	})
 })

@@ -35,6 +35,8 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/noderesults"
+	"github.com/fleetjob/fleetjob/pkg/plan"
 )
 
 // clusterJobWrapper builds test ClusterJobs: makeClusterJob("x").Batch(2).Obj().
@@ -264,6 +266,32 @@ var _ = Describe("ClusterJob across two members", func() {
 		Expect(row.FailedNodes[0].Message).To(Equal("disk /var is full on a-node-2"), "the container's termination message")
 		Expect(got.Status.Clusters[1].Phase).To(Equal(fleetv1.ClusterCompleted))
 		Expect(meta.IsStatusConditionTrue(got.Status.Conditions, fleetv1.ConditionFailed)).To(BeTrue())
+
+		By("publishing each cluster's plan and node results on its MemberRun, as they ended")
+		for _, mr := range memberRuns(Default, cj) {
+			published := mr.Status.NodeResults
+			Expect(published).NotTo(BeNil(), "cluster %s", mr.Spec.Cluster)
+			Expect(published.Nodes).To(Equal(mr.Status.Nodes), "cluster %s: the counts of the row that ended it", mr.Spec.Cluster)
+			doc, err := noderesults.Decode(published.Data)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(doc.Plan.Groups).To(HaveLen(int(mr.Status.Groups.Total)))
+			phases := map[string]string{}
+			for _, n := range doc.Nodes {
+				phases[n.Name] = n.Phase
+				Expect(n.Group).To(Equal(slices.IndexFunc(doc.Plan.Groups, func(g plan.Group) bool { return slices.Contains(g.Nodes, n.Name) })))
+			}
+			want := map[string]string{}
+			for node := range jobNodes(members[mr.Spec.Cluster], cj) {
+				want[node] = noderesults.Succeeded
+			}
+			if mr.Spec.Cluster == "member-a" {
+				want["a-node-2"] = noderesults.Failed
+				failed := doc.Nodes[slices.IndexFunc(doc.Nodes, func(n noderesults.Node) bool { return n.Name == "a-node-2" })]
+				Expect(failed.ExitCode).To(HaveValue(BeEquivalentTo(3)))
+				Expect(failed.Output).To(Equal("disk /var is full on a-node-2"))
+			}
+			Expect(phases).To(Equal(want), "cluster %s", mr.Spec.Cluster)
+		}
 	})
 
 	It("starts no new group anywhere after a failure with exit", func() {

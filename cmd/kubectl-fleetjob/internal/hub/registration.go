@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"maps"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/registration"
@@ -146,47 +144,4 @@ func Read(s *corev1.Secret) (Registration, error) {
 	r, err := registration.Parse(s)
 	delete(r.Labels, fleetv1.RegistrationLabel)
 	return r, err
-}
-
-// Get reads the registration of cluster name.
-func Get(ctx context.Context, cs kubernetes.Interface, hubNamespace, name string) (Registration, error) {
-	s, err := cs.CoreV1().Secrets(hubNamespace).Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return Registration{}, fmt.Errorf("cluster %q is not registered: no secret %s/%s on the hub (see kubectl fleetjob clusters)", name, hubNamespace, name)
-	}
-	if err != nil {
-		return Registration{}, fmt.Errorf("reading secret %s/%s on the hub: %w", hubNamespace, name, err)
-	}
-	if s.Labels[fleetv1.RegistrationLabel] != "true" {
-		return Registration{}, fmt.Errorf("secret %s/%s on the hub is not a registration: it lacks the label %s=true", hubNamespace, name, fleetv1.RegistrationLabel)
-	}
-	r, err := Read(s)
-	if err != nil {
-		return r, fmt.Errorf("registration %s/%s: %w", hubNamespace, name, err)
-	}
-	return r, nil
-}
-
-// List reads every registration Secret, sorted by name.
-func List(ctx context.Context, cs kubernetes.Interface, hubNamespace string) ([]corev1.Secret, error) {
-	list, err := cs.CoreV1().Secrets(hubNamespace).List(ctx, metav1.ListOptions{LabelSelector: fleetv1.RegistrationLabel + "=true"})
-	if err != nil {
-		return nil, fmt.Errorf("listing registration secrets in namespace %s on the hub: %w", hubNamespace, err)
-	}
-	return list.Items, nil
-}
-
-// MemberLimits bound the plugin's member clients: client-go's 5 QPS would
-// make reading a large member slow; the timeout bounds each request to a
-// member that hangs.
-var MemberLimits = registration.Limits{QPS: 50, Burst: 100, Timeout: 30 * time.Second}
-
-// RESTConfig is the member connection of r: like the hub, the plugin never
-// runs a plugin or reads a file a registration names.
-func RESTConfig(r Registration) (*rest.Config, error) {
-	cfg, err := r.RESTConfig(MemberLimits)
-	if err != nil {
-		return nil, fmt.Errorf("registration of cluster %q: %w", r.Name, err)
-	}
-	return cfg, nil
 }
