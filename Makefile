@@ -383,7 +383,10 @@ $(K8S_BIN):
 # 807 s). The host and the node are both Debian bookworm, so the static glibc
 # matches the node's.
 K8S_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(K8S_VERSION) -X $(p).gitMajor=$(K8S_MAJOR) -X $(p).gitMinor=$(K8S_MINOR))
-K8S_LINK_FLAGS := -linkmode external -extldflags -static
+# -s -w: no symbol table or DWARF, which a panic's stack trace does not need:
+# each link takes half the time (kube-apiserver 21 s -> 11 s, warm cache) and
+# the node image is smaller (kube-apiserver 148 MB -> 107 MB).
+K8S_LINK_FLAGS := -s -w -linkmode external -extldflags -static
 # The stamp names how the binaries in $(K8S_BIN) are linked. Binaries older
 # than it (a directory filled before the static link, for one) are rebuilt, so
 # a node image never receives a dynamically linked kube-apiserver.
