@@ -140,8 +140,8 @@ type MemberRunStatus struct {
 	// node's result, as the hub last read them from the member. Read them
 	// with `kubectl fleetjob status NAME --nodes` and `kubectl fleetjob plan
 	// NAME`, which need read access to MemberRuns only, no credential for
-	// the member. Refreshed when the node counts change, at most every 5
-	// seconds while the cluster runs, and with the write that ends it.
+	// the member. Refreshed when it changed, at most every 5 seconds while
+	// the cluster runs, and with the write that ends it.
 	// +optional
 	NodeResults *NodeResults `json:"nodeResults,omitempty"`
 

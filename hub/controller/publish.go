@@ -17,6 +17,7 @@ limitations under the License.
 package controller
 
 import (
+	"bytes"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,17 +35,16 @@ const publishInterval = 5 * time.Second
 
 // nodeResults is the MemberRun's status.nodeResults to write with row, from
 // st as read in this reconcile, and how soon to look again when a change
-// waits for publishInterval (0: none waits). Results are published when
-// the node counts changed, at most every publishInterval, and always with
-// the row that ends the cluster: it is never reconciled again.
+// may wait for publishInterval (0: nothing waits). What a user sees of a
+// node changes without its counts (a waiting pod's reason), so the results
+// are encoded and compared at most every publishInterval, and published
+// when they differ; always with the row that ends the cluster, which is
+// never reconciled again.
 func nodeResults(prev *fleetv1.NodeResults, st spoke.State, row fleetv1.ClusterStatus, now time.Time) (*fleetv1.NodeResults, time.Duration) {
-	finished := row.Phase.IsFinished()
-	switch {
-	case !st.Planned:
+	if !st.Planned {
 		return prev, 0 // not read this time: what was published stands
-	case prev != nil && !finished && prev.Nodes == row.Nodes:
-		return prev, 0
-	case prev != nil && !finished:
+	}
+	if prev != nil && !row.Phase.IsFinished() {
 		if wait := prev.ObservedTime.Add(publishInterval).Sub(now); wait > 0 {
 			return prev, wait
 		}
@@ -53,8 +53,11 @@ func nodeResults(prev *fleetv1.NodeResults, st spoke.State, row fleetv1.ClusterS
 	data, omitted, err := noderesults.Encode(st.Published())
 	if err != nil {
 		out.Message = text.Truncate(err.Error(), fleetv1.MaxClusterMessageLength)
-		return out, 0
+	} else {
+		out.Data, out.Omitted = data, int32(omitted)
 	}
-	out.Data, out.Omitted = data, int32(omitted)
+	if prev != nil && prev.Nodes == out.Nodes && prev.Omitted == out.Omitted && prev.Message == out.Message && bytes.Equal(prev.Data, out.Data) {
+		return prev, 0 // as published: no write
+	}
 	return out, 0
 }

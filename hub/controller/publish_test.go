@@ -40,6 +40,13 @@ func TestNodeResults(t *testing.T) {
 	published := func(ago time.Duration, counts fleetv1.NodeCounts) *fleetv1.NodeResults {
 		return &fleetv1.NodeResults{ObservedTime: metav1.NewTime(now.Add(-ago)), Nodes: counts, Data: []byte("earlier")}
 	}
+	asRead := func(ago time.Duration) *fleetv1.NodeResults {
+		data, _, err := noderesults.Encode(planned.Published())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &fleetv1.NodeResults{ObservedTime: metav1.NewTime(now.Add(-ago)), Nodes: running.Nodes, Data: data}
+	}
 	for _, tc := range []struct {
 		name        string
 		prev        *fleetv1.NodeResults
@@ -50,10 +57,12 @@ func TestNodeResults(t *testing.T) {
 	}{
 		{name: "not read this time: the last publication stands", prev: published(time.Hour, fleetv1.NodeCounts{}), row: running},
 		{name: "first read of the plan", st: planned, row: running, wantPublish: true},
-		{name: "counts as published", prev: published(time.Hour, running.Nodes), st: planned, row: running},
-		{name: "counts changed a moment after the last", prev: published(2*time.Second, fleetv1.NodeCounts{Total: 2, Running: 2}), st: planned, row: running,
-			wantWait: 3 * time.Second},
+		{name: "as published, after the interval: no write", prev: asRead(time.Hour), st: planned, row: running},
+		{name: "a moment after the last: looked at again at the end of the interval", prev: published(2*time.Second, fleetv1.NodeCounts{Total: 2, Running: 2}),
+			st: planned, row: running, wantWait: 3 * time.Second},
 		{name: "counts changed after the interval", prev: published(publishInterval, fleetv1.NodeCounts{Total: 2, Running: 2}), st: planned, row: running,
+			wantPublish: true},
+		{name: "the same counts, a node's reason changed, after the interval", prev: published(time.Minute, running.Nodes), st: planned, row: running,
 			wantPublish: true},
 		{name: "the row that ends the cluster, however soon", prev: published(time.Second, running.Nodes), st: planned, row: ended, wantPublish: true},
 	} {

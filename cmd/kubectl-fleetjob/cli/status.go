@@ -73,8 +73,8 @@ appended, and nothing when nothing did.
 
 With --nodes, list the per-node results of every cluster of the run
 (--cluster, repeatable, narrows; --failed keeps the failed nodes), as the
-hub publishes them on the run's MemberRuns (refreshed when the node counts
-change, at most every 5 s while a cluster runs): read access to memberruns
+hub publishes them on the run's MemberRuns (refreshed when they change, at
+most every 5 s while a cluster runs): read access to memberruns
 is all it needs. -o prints a List of NodeResult (cli.fleetjob.io/v1alpha1,
 named CLUSTER/NODE). A cluster whose results are not there is named, and
 the command exits non-zero after showing the others.
