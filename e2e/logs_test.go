@@ -45,9 +45,12 @@ import (
 const logsServed = 30 * time.Second
 
 // logsScript is the container's work in the logs spec: one line on stdout,
-// then one on stderr, each naming the node, and the usual sleep. On kwok no
-// container runs: serveLogs makes kwok serve the same lines from a file.
-const logsScript = `echo "e2e-logs stdout on $FLEETJOB_NODE_NAME"; echo "e2e-logs stderr on $FLEETJOB_NODE_NAME" >&2; sleep "$E2E_SECONDS"`
+// then, a second later, one on stderr, each naming the node, and the usual
+// sleep. The kubelet orders the two streams by when the runtime read each
+// pipe: lines written together came out stderr first once on kind, so
+// they are written apart. On kwok no container runs: serveLogs makes kwok
+// serve the same lines from a file.
+const logsScript = `echo "e2e-logs stdout on $FLEETJOB_NODE_NAME"; sleep 1; echo "e2e-logs stderr on $FLEETJOB_NODE_NAME" >&2; sleep "$E2E_SECONDS"`
 
 var _ = Describe("kubectl fleetjob logs", func() {
 	It("prints the pod's output on a chosen node of a member: all of it, --tail 1 its last line, --previous the previous container's", func() {
