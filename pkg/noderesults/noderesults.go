@@ -26,14 +26,11 @@ limitations under the License.
 package noderesults
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 
+	"github.com/fleetjob/fleetjob/pkg/gzjson"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 )
 
@@ -117,7 +114,7 @@ func Encode(d Document) ([]byte, int, error) {
 		omitFinished,
 	} {
 		shrink(&d)
-		data, err := compress(d)
+		data, err := gzjson.Encode(d)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -131,18 +128,7 @@ func Encode(d Document) ([]byte, int, error) {
 // Decode inflates a document Encode made, each node named from the plan.
 func Decode(data []byte) (Document, error) {
 	var d Document
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return d, fmt.Errorf("decoding the node results: %w", err)
-	}
-	raw, err := io.ReadAll(io.LimitReader(zr, maxInflated+1))
-	if err != nil {
-		return d, fmt.Errorf("decoding the node results: %w", err)
-	}
-	if len(raw) > maxInflated {
-		return d, fmt.Errorf("decoding the node results: over %d MiB decompressed", maxInflated>>20)
-	}
-	if err := json.Unmarshal(raw, &d); err != nil {
+	if err := gzjson.Decode(data, maxInflated, &d); err != nil {
 		return d, fmt.Errorf("decoding the node results: %w", err)
 	}
 	names, groups := planOrder(d.Plan), make([]int, 0, d.Plan.NodeCount())
@@ -168,21 +154,6 @@ func planOrder(p plan.Plan) []string {
 		names = append(names, g.Nodes...)
 	}
 	return names
-}
-
-func compress(d Document) ([]byte, error) {
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err != nil {
-		return nil, err
-	}
-	if err := json.NewEncoder(zw).Encode(d); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }
 
 // dropText drops the message and output of every node that did not fail,
