@@ -101,6 +101,29 @@ const (
 	ReasonRunExpired = "RunExpired"
 )
 
+// Reasons of the events the hub records on a ClusterJob about its run in
+// one cluster (the event's action names the cluster). Events with a
+// condition or node reason above reuse it.
+const (
+	// EventReasonClusterStarted: a Normal event: the cluster's plan was
+	// frozen; the note counts its groups, nodes and skipped nodes.
+	EventReasonClusterStarted = "ClusterStarted"
+	// EventReasonGroupStarted: a Normal event: the Jobs of a group were
+	// created.
+	EventReasonGroupStarted = "GroupStarted"
+	// EventReasonNodesSkipped: a Warning event: nodes of a starting group
+	// cannot run the Job now (gone, cordoned, not Ready) and were skipped.
+	EventReasonNodesSkipped = "NodesSkipped"
+	// EventReasonNodeNotStarted: a Warning event: nodes failed because
+	// their pods were refused for good or did not start within
+	// spec.nodeStartTimeout.
+	EventReasonNodeNotStarted = "NodeNotStarted"
+	// EventReasonCleanupAbandoned: a Warning event: the hub gave up
+	// deleting what a run left in a cluster (unreachable, or the deletion
+	// deadline passed); the note says what may be left.
+	EventReasonCleanupAbandoned = "CleanupAbandoned"
+)
+
 // Condition type and reasons of a MemberRun that the hub does not run.
 const (
 	// ConditionAccepted is False on a MemberRun the hub does not run nor

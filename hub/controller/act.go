@@ -101,7 +101,7 @@ func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, c *member.
 	}
 	if err != nil {
 		c.Error = err
-		add(note{corev1.EventTypeWarning, "MemberError", fmt.Sprintf("cluster %s: %v", c.Name, err)})
+		add(note{corev1.EventTypeWarning, fleetv1.ReasonMemberError, fmt.Sprintf("cluster %s: %v", c.Name, err)})
 	}
 	return notes
 }
@@ -138,7 +138,7 @@ func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *
 		present[n.Name] = true
 	}
 	c.State = spoke.Derive(&p, nil, present, spoke.Results{})
-	add(note{corev1.EventTypeNormal, "ClusterStarted", fmt.Sprintf("cluster %s: planned %d groups of %d nodes, %d skipped",
+	add(note{corev1.EventTypeNormal, fleetv1.EventReasonClusterStarted, fmt.Sprintf("cluster %s: planned %d groups of %d nodes, %d skipped",
 		c.Name, len(p.Groups), p.NodeCount(), p.SkippedCount())})
 	log.FromContext(ctx).Info("Froze plan", "cluster", c.Name, "groups", len(p.Groups), "nodes", p.NodeCount())
 	return nil
@@ -185,7 +185,7 @@ func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob,
 		// Both ways a pod fails to start end here: refused for good at once
 		// (an invalid image name, a container configuration the kubelet
 		// refuses) or not started within the bound; each node says which.
-		add(note{corev1.EventTypeWarning, "NodeNotStarted", fmt.Sprintf("cluster %s: %d nodes failed: their pods were refused for good or did not start within %s (kubectl fleetjob status %s --nodes --failed says which)",
+		add(note{corev1.EventTypeWarning, fleetv1.EventReasonNodeNotStarted, fmt.Sprintf("cluster %s: %d nodes failed: their pods were refused for good or did not start within %s (kubectl fleetjob status %s --nodes --failed says which)",
 			c.Name, c.NotStarted, nodeStartTimeout(cj), cj.Name)})
 	}
 	if c.Lost > 0 {
@@ -234,12 +234,12 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 		groupHandoff.Observe(max(0, writer.at.Sub(finished).Seconds()))
 	}
 	if len(created) > 0 {
-		add(note{corev1.EventTypeNormal, "GroupStarted", fmt.Sprintf("cluster %s: started group %d (%s) with %d Jobs",
+		add(note{corev1.EventTypeNormal, fleetv1.EventReasonGroupStarted, fmt.Sprintf("cluster %s: started group %d (%s) with %d Jobs",
 			c.Name, g, c.State.Groups[g].Name, len(created))})
 		log.FromContext(ctx).Info("Started group", "cluster", c.Name, "group", g, "jobs", len(created))
 	}
 	if len(skipped) > 0 {
-		add(note{corev1.EventTypeWarning, "NodesSkipped", fmt.Sprintf("cluster %s: group %d skipped %d nodes that cannot run the Job now, %s first: %s",
+		add(note{corev1.EventTypeWarning, fleetv1.EventReasonNodesSkipped, fmt.Sprintf("cluster %s: group %d skipped %d nodes that cannot run the Job now, %s first: %s",
 			c.Name, g, len(skipped), skipped[0].Node, skipped[0].Message)})
 	}
 	nodes := make([]string, len(created))

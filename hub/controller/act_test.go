@@ -21,7 +21,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
 
 // TestHeldNotes: the notes of a reconcile whose status write failed are
@@ -29,7 +32,7 @@ import (
 // bounded number.
 func TestHeldNotes(t *testing.T) {
 	a, b := types.NamespacedName{Namespace: "ns", Name: "a"}, types.NamespacedName{Namespace: "ns", Name: "b"}
-	started := note{"Normal", "GroupStarted", "cluster a: started group 0"}
+	started := note{corev1.EventTypeNormal, fleetv1.EventReasonGroupStarted, "cluster a: started group 0"}
 	var h heldNotes
 	if got := h.take(a); len(got) != 0 {
 		t.Fatalf("take of nothing = %v", got)
@@ -44,7 +47,7 @@ func TestHeldNotes(t *testing.T) {
 	}
 	var want []note
 	for i := range 40 {
-		n := note{"Warning", "MemberError", fmt.Sprintf("retry %d", i)}
+		n := note{corev1.EventTypeWarning, fleetv1.ReasonMemberError, fmt.Sprintf("retry %d", i)}
 		h.hold(b, []note{n})
 		want = append(want, n)
 	}

@@ -83,7 +83,7 @@ func (r *Reconciler) finalizeMemberRun(ctx context.Context, mr *fleetv1.MemberRu
 		if cj, _ := r.clusterJobOf(ctx, mr); cj != nil {
 			about = cj
 		}
-		r.Recorder.Eventf(about, nil, corev1.EventTypeWarning, "CleanupAbandoned", eventAction("Delete", mr.Spec.Cluster), "%s",
+		r.Recorder.Eventf(about, nil, corev1.EventTypeWarning, fleetv1.EventReasonCleanupAbandoned, eventAction("Delete", mr.Spec.Cluster), "%s",
 			text.Truncate(fmt.Sprintf("deletion deadline of %s passed; cluster %s: %s", r.Options.UnreachableTimeout, mr.Spec.Cluster, res), text.MaxEventNote))
 	}
 	return ctrl.Result{}, nil

@@ -54,7 +54,7 @@ var _ = Describe("Events of a run across two members", func() {
 		Expect(hubC.Create(ctx, cj)).To(Succeed())
 		Eventually(func(g Gomega) {
 			versions := map[string]bool{}
-			for _, reason := range []string{"ClusterStarted", "GroupStarted"} {
+			for _, reason := range []string{fleetv1.EventReasonClusterStarted, fleetv1.EventReasonGroupStarted} {
 				events := eventsAbout(g, cj, reason)
 				var notes []string
 				for _, e := range events {

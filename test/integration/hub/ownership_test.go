@@ -234,7 +234,7 @@ var _ = Describe("Ownership of member objects", func() {
 		Eventually(func() error { return hubC.Get(ctx, client.ObjectKeyFromObject(cj), &fleetv1.ClusterJob{}) }).
 			WithTimeout(15 * time.Second).Should(Satisfy(isNotFound))
 		Eventually(func(g Gomega) {
-			g.Expect(eventNotes(g, cj.Namespace, cj.Name, "CleanupAbandoned")).To(ContainElement(And(
+			g.Expect(eventNotes(g, cj.Namespace, cj.Name, fleetv1.EventReasonCleanupAbandoned)).To(ContainElement(And(
 				ContainSubstring("cluster member-a"), ContainSubstring("1 Jobs and 0 ConfigMaps left behind"))))
 		}).Should(Succeed())
 		// Someone else's finalizer is theirs to remove.
