@@ -123,7 +123,7 @@ test-unit: ## Run the tests that need no API server (all but test/integration).
 	go test $$(go list ./... | grep -v /test/integration/) -count=1
 
 .PHONY: verify
-verify: manifests generate chart fmt ## Fail if generated files or formatting are stale, then lint.
+verify: manifests generate chart fmt ## Fail if generated files, formatting or go.mod are stale, then lint.
 	@changes="$$(git status --porcelain -- api config charts ':(glob)**/zz_generated*')"; \
 	if [ -n "$$changes" ]; then \
 		echo "verify: generated files are out of date or uncommitted (run make manifests generate chart fmt):"; \
@@ -131,6 +131,7 @@ verify: manifests generate chart fmt ## Fail if generated files or formatting ar
 		git --no-pager diff --stat -- api config charts ':(glob)**/zz_generated*'; \
 		exit 1; \
 	fi
+	@go mod tidy -diff || { echo "verify: go.mod or go.sum is not tidy (run go mod tidy)"; exit 1; }
 	$(MAKE) lint
 
 ##@ Build
