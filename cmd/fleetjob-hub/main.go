@@ -36,7 +36,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
-	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -57,7 +56,8 @@ func main() {
 		serve     serving
 		namespace string
 		members   clusters.Options
-		opts      controller.Options
+		opts      = controller.DefaultOptions()
+		defaults  = controller.DefaultOptions()
 	)
 	flag.StringVar(&serve.metrics.BindAddress, "metrics-bind-address", ":8443", "Address of the metrics endpoint; 0 disables it.")
 	flag.BoolVar(&serve.metrics.Secure, "metrics-secure", true, "Serve metrics over HTTPS to callers the hub's API server authenticates and authorizes for get on /metrics (a token bound to ClusterRole fleetjob-metrics-reader); false: plain HTTP to anyone.")
@@ -67,23 +67,23 @@ func main() {
 	flag.StringVar(&serve.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
 	flag.StringVar(&serve.pprofAddr, "pprof-bind-address", "", "Address of the Go profiler (net/http/pprof); empty disables it.")
 	flag.BoolVar(&serve.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica acts.")
-	flag.StringVar(&namespace, "registration-namespace", fleetv1.DefaultWorkNamespace, "Hub namespace of the member registration Secrets.")
+	flag.StringVar(&namespace, "registration-namespace", defaults.RegistrationNamespace, "Hub namespace of the member registration Secrets.")
 	// A group's Jobs are created in a burst: at 100 QPS a 1,000-node group
 	// took 8 s to start, the Jobs themselves less than that on kwok. The
 	// member's API priority and fairness still protects it.
 	qps := flag.Float64("member-qps", 500, "Requests per second to each member API server.")
 	flag.IntVar(&members.Burst, "member-burst", 1000, "Request burst to each member API server.")
 	flag.DurationVar(&members.RequestTimeout, "member-request-timeout", 30*time.Second, "Timeout of one request to a member.")
-	flag.DurationVar(&members.ConnectTimeout, "member-connect-timeout", time.Minute, "Time allowed to check, sync and engage a member before retrying it.")
+	flag.DurationVar(&members.ConnectTimeout, "member-connect-timeout", defaults.ConnectTimeout, "Time allowed to check, sync and engage a member before retrying it.")
 	flag.DurationVar(&members.HealthInterval, "member-health-interval", 10*time.Second, "How often engaged members are probed.")
-	flag.DurationVar(&opts.UnreachableTimeout, "unreachable-timeout", 10*time.Minute, "How long a started member may stay unreachable before it counts as failed (and how long it may hold a deletion).")
-	flag.DurationVar(&opts.MemberTimeout, "member-timeout", 30*time.Second, "Time allowed for the work in one member per reconcile.")
-	flag.DurationVar(&opts.MemberErrorTimeout, "member-error-timeout", 10*time.Minute, "How long the hub's work in a reachable member may keep failing (retried with backoff up to 30s) before the member counts as failed, and how long a run may keep failing to create a selected cluster's MemberRun before it fails MemberRunsNotCreated.")
-	flag.DurationVar(&opts.EmptySelectionGrace, "empty-selection-grace", time.Minute, "How long a ClusterJob that selects no cluster waits for registrations before it fails NoClusters.")
-	flag.IntVar(&opts.Parallelism, "parallelism", 16, "Members observed or acted on at once per reconcile.")
-	flag.StringVar(&opts.HubID, "hub-id", "", "Identity of this hub, a label value set on everything it creates in members; it only ever deletes objects with its own. Default: the UID of the hub's kube-system namespace. Never change it while runs exist.")
-	flag.DurationVar(&opts.GCInterval, "gc-interval", 5*time.Minute, "How often every reachable member is swept for this hub's orphaned Jobs and plans (besides each reconnect).")
-	flag.DurationVar(&opts.EndedRunTTL, "ended-run-ttl", 0, "How long an ended ClusterJob (Completed or Failed) without spec.ttlSecondsAfterFinished is kept, counted from its status.completionTime, before the hub deletes it with its Jobs and pods in every member; 0 keeps it until someone deletes it.")
+	flag.DurationVar(&opts.UnreachableTimeout, "unreachable-timeout", defaults.UnreachableTimeout, "How long a started member may stay unreachable before it counts as failed (and how long it may hold a deletion).")
+	flag.DurationVar(&opts.MemberTimeout, "member-timeout", defaults.MemberTimeout, "Time allowed for the work in one member per reconcile.")
+	flag.DurationVar(&opts.MemberErrorTimeout, "member-error-timeout", defaults.MemberErrorTimeout, "How long the hub's work in a reachable member may keep failing (retried with backoff up to 30s) before the member counts as failed, and how long a run may keep failing to create a selected cluster's MemberRun before it fails MemberRunsNotCreated.")
+	flag.DurationVar(&opts.EmptySelectionGrace, "empty-selection-grace", defaults.EmptySelectionGrace, "How long a ClusterJob that selects no cluster waits for registrations before it fails NoClusters.")
+	flag.IntVar(&opts.Parallelism, "parallelism", defaults.Parallelism, "Members observed or acted on at once per reconcile.")
+	flag.StringVar(&opts.HubID, "hub-id", defaults.HubID, "Identity of this hub, a label value set on everything it creates in members; it only ever deletes objects with its own. Default: the UID of the hub's kube-system namespace. Never change it while runs exist.")
+	flag.DurationVar(&opts.GCInterval, "gc-interval", defaults.GCInterval, "How often every reachable member is swept for this hub's orphaned Jobs and plans (besides each reconnect).")
+	flag.DurationVar(&opts.EndedRunTTL, "ended-run-ttl", defaults.EndedRunTTL, "How long an ended ClusterJob (Completed or Failed) without spec.ttlSecondsAfterFinished is kept, counted from its status.completionTime, before the hub deletes it with its Jobs and pods in every member; 0 keeps it until someone deletes it.")
 	tenancy := flag.String("tenancy", "on", "on: a ClusterJob reaches only the clusters of the cluster sets bound to its namespace (ClusterSetBinding), with its pod template checked against each set's Pod Security level; off: any ClusterJob may run any template on every registered cluster (single-admin hubs).")
 	showVersion := flag.Bool("version", false, "Print the version (the release, the commit, the Go release) and exit.")
 	zapOpts := zap.Options{}
@@ -95,7 +95,7 @@ func main() {
 	}
 	setLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 	members.QPS, members.Namespace, opts.RegistrationNamespace = float32(*qps), namespace, namespace
-	opts.ConnectTimeout, opts.GCMinAge = members.ConnectTimeout, gcMinAge
+	opts.ConnectTimeout = members.ConnectTimeout
 	opts.Tenancy = *tenancy == "on"
 	err := validate(members, opts)
 	metricsOpts, metricsErr := serve.metrics.Options()
@@ -169,19 +169,7 @@ func run(serve serving, metricsOpts metricsserver.Options, members clusters.Opti
 	if err != nil {
 		return err
 	}
-	local := mgr.GetLocalManager()
-	provider.SetRecorder(local.GetEventRecorder("fleetjob-hub"))
-	r := &controller.Reconciler{
-		Manager: mgr, Hub: local.GetClient(), HubReader: local.GetAPIReader(), Members: provider,
-		Recorder: local.GetEventRecorder("fleetjob-hub"), Clock: clock.RealClock{}, Options: opts,
-	}
-	if err := r.SetupWithManager(ctx); err != nil {
-		return err
-	}
-	if err := provider.SetupWithManager(mgr); err != nil {
-		return err
-	}
-	if err := (&controller.ClusterSetReconciler{Hub: local.GetClient(), RegistrationNamespace: members.Namespace}).SetupWithManager(local); err != nil {
+	if _, err := controller.SetupHub(ctx, mgr, mgr, provider, opts); err != nil {
 		return err
 	}
 	metrics.Registry.MustRegister(controller.NewCollector(mgr, provider))
@@ -241,11 +229,6 @@ func validate(members clusters.Options, opts controller.Options) error {
 	}
 	return errors.Join(errs...)
 }
-
-// gcMinAge spares a run's member objects for a minute after the youngest was
-// created: long past any cache lag, short enough that orphans go within one
-// garbage collection interval.
-const gcMinAge = time.Minute
 
 // hubID is the UID of the hub's kube-system namespace: it exists on every
 // cluster, never changes while the cluster lives, and differs between hubs.

@@ -35,7 +35,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -297,8 +296,6 @@ func startHub(o hubOptions) func() {
 	}
 	mgr, err := mcmanager.New(cfg, provider, mgrOpts)
 	Expect(err).NotTo(HaveOccurred())
-	local := mgr.GetLocalManager()
-	provider.SetRecorder(local.GetEventRecorder("fleetjob-hub"))
 	members := mgr
 	if o.calls != nil {
 		members = &countingManager{Manager: mgr, calls: o.calls}
@@ -306,20 +303,15 @@ func startHub(o hubOptions) func() {
 	if o.wrapMember != nil {
 		members = &wrappingManager{Manager: members, wrap: o.wrapMember}
 	}
-	r := &controller.Reconciler{
-		Manager: members, Hub: local.GetClient(), HubReader: local.GetAPIReader(), Members: provider,
-		Recorder: local.GetEventRecorder("fleetjob-hub"), Clock: clock.RealClock{},
-		Options: controller.Options{
-			RegistrationNamespace: workNamespace, UnreachableTimeout: o.unreachableTimeout, MemberTimeout: 10 * time.Second, Parallelism: 4,
-			MemberErrorTimeout: o.errorTimeout, EmptySelectionGrace: o.emptySelectionGrace, ConnectTimeout: 10 * time.Second,
-			// No minimum age: specs create orphans and want them gone at
-			// once; the live check of each ClusterJob still guards runs.
-			HubID: o.hubID, GCInterval: o.gcInterval, Tenancy: !o.tenancyOff, EndedRunTTL: o.endedRunTTL,
-		},
-	}
-	Expect(r.SetupWithManager(ctx)).To(Succeed())
-	Expect(provider.SetupWithManager(mgr)).To(Succeed())
-	Expect((&controller.ClusterSetReconciler{Hub: local.GetClient(), RegistrationNamespace: workNamespace}).SetupWithManager(local)).To(Succeed())
+	opts := controller.DefaultOptions()
+	opts.RegistrationNamespace, opts.UnreachableTimeout, opts.MemberTimeout, opts.Parallelism = workNamespace, o.unreachableTimeout, 10*time.Second, 4
+	opts.MemberErrorTimeout, opts.EmptySelectionGrace, opts.ConnectTimeout = o.errorTimeout, o.emptySelectionGrace, 10*time.Second
+	// No minimum age: specs create orphans and want them gone at once; the
+	// live check of each ClusterJob still guards runs.
+	opts.GCMinAge = 0
+	opts.HubID, opts.GCInterval, opts.Tenancy, opts.EndedRunTTL = o.hubID, o.gcInterval, !o.tenancyOff, o.endedRunTTL
+	_, err = controller.SetupHub(ctx, mgr, members, provider, opts)
+	Expect(err).NotTo(HaveOccurred())
 	var collector *controller.Collector
 	if o.collector != nil {
 		collector = controller.NewCollector(mgr, provider)

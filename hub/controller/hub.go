@@ -1,0 +1,76 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/utils/clock"
+	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/clusters"
+)
+
+// DefaultOptions are the hub's options as fleetjob-hub's flags default
+// them. The envtest suites start from them too, and shorten the timeouts
+// they wait on.
+func DefaultOptions() Options {
+	return Options{
+		RegistrationNamespace: fleetv1.DefaultWorkNamespace,
+		UnreachableTimeout:    10 * time.Minute,
+		MemberErrorTimeout:    10 * time.Minute,
+		EmptySelectionGrace:   time.Minute,
+		ConnectTimeout:        time.Minute,
+		MemberTimeout:         30 * time.Second,
+		Parallelism:           16,
+		GCInterval:            5 * time.Minute,
+		// A minute after the youngest of a run's member objects was
+		// created: long past any cache lag, short enough that orphans go
+		// within one sweep.
+		GCMinAge: time.Minute,
+		Tenancy:  true,
+	}
+}
+
+// SetupHub wires the whole hub controller on mgr: the registry's
+// controllers (provider), the ClusterJob and MemberRun reconcilers, and
+// the ClusterSet reconciler. The reconcilers reach member clusters through
+// members: mgr itself, or a wrapper of it in tests. cmd/fleetjob-hub and
+// the envtest suites both wire the hub with it, so that what main runs is
+// what envtest covers.
+func SetupHub(ctx context.Context, mgr, members mcmanager.Manager, provider *clusters.Provider, opts Options) (*Reconciler, error) {
+	local := mgr.GetLocalManager()
+	recorder := local.GetEventRecorder("fleetjob-hub")
+	provider.SetRecorder(recorder)
+	r := &Reconciler{
+		Manager: members, Hub: local.GetClient(), HubReader: local.GetAPIReader(), Members: provider,
+		Recorder: recorder, Clock: clock.RealClock{}, Options: opts,
+	}
+	if err := r.SetupWithManager(ctx); err != nil {
+		return nil, err
+	}
+	if err := provider.SetupWithManager(mgr); err != nil {
+		return nil, err
+	}
+	sets := &ClusterSetReconciler{Hub: local.GetClient(), RegistrationNamespace: opts.RegistrationNamespace}
+	if err := sets.SetupWithManager(local); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
