@@ -124,7 +124,7 @@ func TestObserve(t *testing.T) {
 
 // informersWith are Informers whose Job and Node informers hold the Jobs
 // and the nodes' metadata of objs, as a member cache's would.
-func informersWith(t *testing.T, objs ...client.Object) *Informers {
+func informersWith(t testing.TB, objs ...client.Object) *Informers {
 	t.Helper()
 	ix := &Informers{}
 	lw := &toolscache.ListWatch{}

@@ -1,0 +1,141 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spoke
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/plan"
+)
+
+// changedPerReconcile is how many of the run's Jobs change between two
+// reconciles in BenchmarkMemberReconcile: a busy member's reconcile, once a
+// second, sees a few Jobs finish, whatever the run's size.
+const changedPerReconcile = 10
+
+// BenchmarkMemberReconcile is the member's share of one reconcile of a
+// run whose nodes all run: changedPerReconcile Jobs finished since the
+// last one; the reconcile reads the run from the informers' stores and
+// the caches of decoded plans and records, as the hub does (Observe), and
+// adds the finished nodes to the record and writes it (RecordResults). It
+// is how the reconcile's cost grows with the run's size (issue 22: it
+// should follow what changed).
+func BenchmarkMemberReconcile(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) { benchmarkMemberReconcile(b, n) })
+	}
+}
+
+func benchmarkMemberReconcile(b *testing.B, n int) {
+	ctx := context.Background()
+	run := testRun(makeClusterJob("disk-clean").Obj())
+	nodes := make([]string, n)
+	for i := range nodes {
+		nodes[i] = fmt.Sprintf("ip-10-0-%d-%d.eu-west-1.compute.internal", i/250, i%250)
+	}
+	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: nodes}}}
+	planCM, parts, err := planConfigMaps(run, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	planCM.UID = "plan-uid" // an API server's, which Plans keys on
+	objs := []client.Object{planCM}
+	for _, part := range parts {
+		objs = append(objs, part)
+	}
+	created := 0
+	c := fake.NewClientBuilder().WithObjects(objs...).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			created++
+			obj.SetUID(types.UID(fmt.Sprintf("uid-%d", created))) // as an API server does; Records keys on it
+			return c.Create(ctx, obj, opts...)
+		},
+	}).Build()
+	running := make([]*batchv1.Job, n)
+	var jobObjs []client.Object
+	for i, node := range nodes {
+		j := BuildJob(run, node, 0, "all")
+		j.CreationTimestamp, j.Status.StartTime = t0, &t0
+		j.Status.Active, j.Status.Ready = 1, ptr.To[int32](1)
+		running[i] = j
+		jobObjs = append(jobObjs, j)
+	}
+	for _, node := range readyNodes(nodes...) {
+		jobObjs = append(jobObjs, &node)
+	}
+	ix := informersWith(b, jobObjs...)
+	jobs := ix.jobs
+	var plans Plans
+	var records Records
+	opts := []ObserveOption{WithInformers(ix), WithPlans(&plans), WithRecords(&records)}
+	reconcile := func() {
+		st, err := Observe(ctx, c, c, run, opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := RecordResults(ctx, c, c, run, st, nil, nil, opts...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// start is the run with every node running and recorded so.
+	start := func() {
+		for _, j := range running {
+			if err := jobs.Update(j); err != nil {
+				b.Fatal(err)
+			}
+		}
+		rec := &corev1.ConfigMap{}
+		rec.Namespace, rec.Name = run.Namespace, naming.ResultsName(run.ClusterJob.UID)
+		if err := c.Delete(ctx, rec); client.IgnoreNotFound(err) != nil {
+			b.Fatal(err)
+		}
+		reconcile()
+	}
+	start()
+	b.ReportAllocs()
+	b.ResetTimer()
+	next := 0
+	for range b.N {
+		if next+changedPerReconcile > n {
+			b.StopTimer()
+			start()
+			next = 0
+			b.StartTimer()
+		}
+		for _, j := range running[next : next+changedPerReconcile] {
+			done := j.DeepCopy()
+			done.Status.Active, done.Status.Ready, done.Status.Succeeded = 0, ptr.To[int32](0), 1
+			done.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: t1}}
+			if err := jobs.Update(done); err != nil {
+				b.Fatal(err)
+			}
+		}
+		next += changedPerReconcile
+		reconcile()
+	}
+}
