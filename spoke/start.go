@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -144,9 +145,41 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 	}
 	var unrecordErr error
 	if len(refused) > 0 {
-		unrecordErr = unstart(ctx, c, live, run, st, refused, st.Recorded.Nodes[refused[0]].Attempt, o.records)
+		// Its own time: the start's deadline may be spent, and a node left
+		// recorded without a Job would fail rather than start next time.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
+		defer cancel()
+		unrecordErr = unstart(uctx, c, live, run, st, refused, st.Recorded.Nodes[refused[0]].Attempt, o.records)
 	}
-	return created, skipped, errors.Join(append(conflicts, rootCause(failures), unrecordErr)...)
+	cause := rootCause(failures)
+	if cause == nil && len(created) == 0 && len(refused) > 0 && len(conflicts) == 0 {
+		// Cut before any create was sent: no Job event will wake the
+		// next reconcile, the error's retry does.
+		cause = fmt.Errorf("cluster %s: the start of group %d ran out of time before any of its %d Jobs was created", run.Cluster, group, len(refused))
+	}
+	return created, skipped, errors.Join(append(conflicts, cause, unrecordErr)...)
+}
+
+// undoTimeout bounds taking nodes whose creates were not sent off the
+// record, after the start's own deadline.
+const undoTimeout = 10 * time.Second
+
+// maxCreateReserve caps createReserve.
+const maxCreateReserve = 10 * time.Second
+
+// createCutoff is when createAll stops sending creates: a third of the time
+// left before ctx's deadline (at most maxCreateReserve) is kept for the
+// creates under way to be answered. A create the deadline cuts cannot say
+// whether it happened, so its node stays recorded and fails if its Job
+// never shows (no node runs twice); one not sent stays Pending and is
+// created by the next reconcile. On a member too slow to take a whole
+// group within a reconcile, the start stops early rather than fail nodes.
+func createCutoff(ctx context.Context, now time.Time) (time.Time, bool) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return time.Time{}, false
+	}
+	return deadline.Add(-min(deadline.Sub(now)/3, maxCreateReserve)), true
 }
 
 // uncancelled is ctx without its cancellation but with its deadline. A ctx
@@ -277,16 +310,18 @@ type createResult struct {
 }
 
 // createAll creates jobs, createParallelism at a time, and stops starting
-// new creations after the first error that is not a conflict: a creation
-// not started returns the error that stopped them. Creations under way are
+// new creations after the first error that is not a conflict, or at
+// createCutoff: a creation not started returns the error that stopped them
+// (none at the cutoff), and is refused. Creations under way are
 // not cancelled: each ends with the API server's answer, so that as few
 // creates as can be are left without saying whether they happened.
 func createAll(ctx context.Context, c client.Client, live client.Reader, run Run, jobs []*batchv1.Job) []createResult {
 	var stopped atomic.Bool
 	results := make([]createResult, len(jobs))
+	cutoff, bounded := createCutoff(ctx, time.Now())
 	// Not ctx: every piece runs, to say whether it was sent.
 	workqueue.ParallelizeUntil(context.Background(), createParallelism, len(jobs), func(i int) {
-		if stopped.Load() || ctx.Err() != nil {
+		if stopped.Load() || ctx.Err() != nil || bounded && !time.Now().Before(cutoff) {
 			return
 		}
 		results[i] = createJob(ctx, c, live, run, jobs[i])

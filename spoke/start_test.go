@@ -313,3 +313,69 @@ func TestStartGroupOutlivesCancel(t *testing.T) {
 		t.Errorf("StartGroup() created mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestStartGroupStopsBeforeItsDeadline: on a member too slow to take a
+// whole group within the start's time, creates stop being sent a while
+// before the deadline, so that those under way are answered and the nodes
+// not sent are taken off the record again: no node is left recorded
+// without a Job (it would fail, NotStarted or JobDeleted, though it never
+// ran), and the next reconcile creates the rest.
+func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
+	names := make([]string, 100)
+	for i := range names {
+		names[i] = fmt.Sprintf("n%03d", i)
+	}
+	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: names}}}
+	live := fake.NewClientBuilder().WithObjects(nodeObjects(names...)...).Build()
+	// Each Job takes a slow member 1.2 s to create: 32 at a time, the
+	// whole group would take 4.8 s, and a third wave sent at 2.4 s would
+	// be cut by a 3 s deadline.
+	c := interceptor.NewClient(live, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*batchv1.Job); ok {
+				select {
+				case <-time.After(1200 * time.Millisecond):
+				case <-ctx.Done():
+					return fmt.Errorf("reading the response: %w", ctx.Err()) // what a real client says
+				}
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	run := testRun(makeClusterJob("disk-clean").Obj())
+	st := Derive(&p, nil, present(names...), Results{})
+	created, _, err := StartGroup(ctx, c, live, run, &st, 0)
+	if err != nil {
+		t.Fatalf("StartGroup() error = %v, want none: the Jobs created wake the next reconcile", err)
+	}
+	if len(created) == 0 || len(created) == len(names) {
+		t.Fatalf("StartGroup() created %d Jobs, want some but not all: the test did not cut the start", len(created))
+	}
+	rec, _, err := ReadResults(context.Background(), live, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs batchv1.JobList
+	if err := live.List(context.Background(), &jobs); err != nil {
+		t.Fatal(err)
+	}
+	withJob := map[string]bool{}
+	for _, j := range jobs.Items {
+		withJob[j.Annotations[fleetv1.NodeAnnotation]] = true
+	}
+	var unbacked []string
+	for node := range rec.Nodes {
+		if !withJob[node] {
+			unbacked = append(unbacked, node)
+		}
+	}
+	if len(unbacked) > 0 {
+		t.Errorf("%d nodes recorded as starting have no Job and would fail: %v", len(unbacked), unbacked)
+	}
+	after := Derive(&p, jobs.Items, present(names...), rec)
+	if got, want := after.Groups[0].Pending, len(names)-len(created); got != want {
+		t.Errorf("pending after the start = %d, want %d (the nodes not created, for the next reconcile)", got, want)
+	}
+}
