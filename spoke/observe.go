@@ -81,8 +81,9 @@ func FromIndexedCache() ObserveOption {
 // cached client: its lists are not paged, because a cache does not support
 // continue tokens, and nodes are read metadata-only, so a cache holds only
 // their metadata. live, when set, reads from the API server: when the
-// record names a running node whose Job c does not have, it tells a Job the
-// cache has not seen yet from one that is gone.
+// record names a running node whose Job c does not have, it reads the
+// record as stored, and tells a Job the cache has not seen yet from one
+// that is gone.
 func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, opts ...ObserveOption) (State, error) {
 	var o observeOptions
 	for _, opt := range opts {
@@ -103,6 +104,15 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 	rec, cm, err := readResults(ctx, c, run, o.records)
 	if err != nil {
 		return State{}, err
+	}
+	if live != nil && jobsMissing(rec, byNode) {
+		// The cache may be behind the record too: nodes a group start took
+		// off again (their creates never sent) are still Starting in the
+		// version before, and would be judged lost. Judge from the record
+		// as stored.
+		if rec, cm, err = readResults(ctx, live, run, o.records); err != nil {
+			return State{}, err
+		}
 	}
 	if live != nil && jobsMissing(rec, byNode) {
 		unseen, err := liveJobs(ctx, live, run)

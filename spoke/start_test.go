@@ -379,3 +379,35 @@ func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
 		t.Errorf("pending after the start = %d, want %d (the nodes not created, for the next reconcile)", got, want)
 	}
 }
+
+// TestObserveJudgesUnstartedNodesFromTheStoredRecord: a group start took
+// nodes whose creates were never sent off the record again; a cache still
+// holding the record before that must not make them lost (JobDeleted), a
+// failure of nodes that never ran: Observe reads the stored record before
+// it judges a recorded node without a Job.
+func TestObserveJudgesUnstartedNodesFromTheStoredRecord(t *testing.T) {
+	ctx := context.Background()
+	run := testRun(makeClusterJob("disk-clean").Obj())
+	job := makeJob("a").Ptr()
+	build := func(rec Results) client.Client {
+		c := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), planObject(fourNodes), job.DeepCopy())...).Build()
+		if _, err := writeResults(ctx, c, run, rec, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	cached := build(Results{Nodes: map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}, "b": {Phase: NodeStarting, Attempt: "x"}}})
+	live := build(Results{Nodes: map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}})
+	st, err := Observe(ctx, cached, live, run)
+	if err != nil {
+		t.Fatalf("Observe() error = %v", err)
+	}
+	got := map[string]NodePhase{}
+	for _, n := range st.Nodes {
+		got[n.Node] = n.Phase
+	}
+	want := map[string]NodePhase{"a": NodeRunning, "b": NodePending, "c": NodePending, "d": NodePending}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("node phases mismatch (-want +got):\n%s", diff)
+	}
+}
