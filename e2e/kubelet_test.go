@@ -114,7 +114,7 @@ var _ = Describe("Real kubelets", kindOnly, func() {
 			m := f.member("member-1")
 			nodes := names(eligibleNodes(m))
 			workers := slices.DeleteFunc(slices.Clone(nodes), func(n string) bool { return n == m.controlPlane })
-			Expect(len(workers)).To(BeNumerically(">=", 1), "member-1 needs a worker")
+			Expect(workers).ToNot(BeEmpty(), "member-1 needs a worker")
 			Expect(len(nodes)).To(BeNumerically(">=", 2), "member-1 needs two nodes")
 			node := workers[len(workers)-1]
 			other := nodes[slices.IndexFunc(nodes, func(n string) bool { return n != node })]

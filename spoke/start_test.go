@@ -327,14 +327,14 @@ func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
 	}
 	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: names}}}
 	live := fake.NewClientBuilder().WithObjects(nodeObjects(names...)...).Build()
-	// Each Job takes a slow member 1.2 s to create: 32 at a time, the
-	// whole group would take 4.8 s, and a third wave sent at 2.4 s would
-	// be cut by a 3 s deadline.
+	// Each Job takes a slow member 2 s to create: 32 at a time, the whole
+	// group would take 8 s, and a fourth wave sent at 6 s would be cut by
+	// a 7 s deadline; the cutoff (7 s less a third) stops it being sent.
 	c := interceptor.NewClient(live, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if _, ok := obj.(*batchv1.Job); ok {
 				select {
-				case <-time.After(1200 * time.Millisecond):
+				case <-time.After(2 * time.Second):
 				case <-ctx.Done():
 					return fmt.Errorf("reading the response: %w", ctx.Err()) // what a real client says
 				}
@@ -342,7 +342,7 @@ func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		},
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 7*time.Second)
 	defer cancel()
 	run := testRun(makeClusterJob("disk-clean").Obj())
 	st := Derive(&p, nil, present(names...), Results{})
