@@ -51,24 +51,24 @@ import (
 
 // bench holds the knobs of a run and what it measured.
 type bench struct {
-	root, k8sVersion    string
-	fleetDir, artifacts string
-	out                 string
-	phases              []string
-	nodes, groups       int
-	p4Members, p4Nodes  int
-	p5Members, p5Nodes  int
-	p5Batch             int
-	rawWorkers          int
-	rawQPS              float64
-	rawBurst            int
-	keepFleet, build    bool
-	smoke               bool
-	hubArgs             stringList
-	waitFleet           time.Duration
-	phaseTimeout        time.Duration
-	runTimeout          time.Duration
-	settle              time.Duration
+	root, k8sVersion     string
+	fleetDir, artifacts  string
+	out                  string
+	phases               []string
+	nodes, pairs, groups int
+	p4Members, p4Nodes   int
+	p5Members, p5Nodes   int
+	p5Batch              int
+	rawWorkers           int
+	rawQPS               float64
+	rawBurst             int
+	keepFleet, build     bool
+	smoke                bool
+	hubArgs              stringList
+	waitFleet            time.Duration
+	phaseTimeout         time.Duration
+	runTimeout           time.Duration
+	settle               time.Duration
 
 	results results
 	failed  bool
@@ -109,6 +109,7 @@ func (b *bench) flags() string {
 	var phases string
 	flag.StringVar(&phases, "phases", strings.Join(allPhases, ","), "Phases to run, comma separated: p1 (fan-out), p2 (hand-off, measured in p3), p3 (makespan), p4 (hub cost), p5 (width).")
 	flag.IntVar(&b.nodes, "nodes", 1000, "Nodes of the single member of P1 and P3.")
+	flag.IntVar(&b.pairs, "pairs", 3, "fleetjob runs of P1, each between two raw runs: P1 reports the median ratio.")
 	flag.IntVar(&b.groups, "groups", 10, "Groups of the P3 batch run (batch size = --nodes / --groups).")
 	flag.IntVar(&b.p4Members, "p4-members", 5, "Members of P4.")
 	flag.IntVar(&b.p4Nodes, "p4-nodes", 1000, "Nodes per member in P4.")
@@ -132,7 +133,7 @@ func (b *bench) flags() string {
 	flag.DurationVar(&b.settle, "settle", 15*time.Second, "Idle time after the hub engaged the members before its idle RSS is read (P4, P5).")
 	flag.Parse()
 	if b.smoke {
-		phases, b.nodes = "p1,p3", 100
+		phases, b.nodes, b.pairs = "p1,p3", 100, 1
 	}
 	return phases
 }
@@ -146,8 +147,8 @@ func (b *bench) validate(phases string) error {
 		}
 		b.phases = append(b.phases, p)
 	}
-	if b.nodes < 1 || b.groups < 1 || b.p4Members < 1 || b.p4Nodes < 1 || b.p5Members < 1 || b.p5Nodes < 1 || b.p5Batch < 1 {
-		errs = append(errs, errors.New("node, member, group and batch counts must be positive"))
+	if b.nodes < 1 || b.pairs < 1 || b.groups < 1 || b.p4Members < 1 || b.p4Nodes < 1 || b.p5Members < 1 || b.p5Nodes < 1 || b.p5Batch < 1 {
+		errs = append(errs, errors.New("--nodes, --pairs, --groups, the member, node and batch counts must be positive"))
 	}
 	if b.rawWorkers < 1 || b.rawQPS <= 0 || b.rawBurst < 1 {
 		errs = append(errs, errors.New("--raw-workers, --raw-qps and --raw-burst must be positive"))

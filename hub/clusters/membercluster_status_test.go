@@ -125,7 +125,7 @@ func TestAccessReviewedCondition(t *testing.T) {
 func TestReadyCondition(t *testing.T) {
 	const typ = fleetv1.MemberClusterReady
 	connected := cond(fleetv1.MemberClusterConnected, metav1.ConditionTrue, fleetv1.ClusterReasonConnected, "reached")
-	connecting := cond(fleetv1.MemberClusterConnected, metav1.ConditionUnknown, fleetv1.ClusterReasonConnecting, "connecting")
+	connecting := cond(fleetv1.MemberClusterConnected, metav1.ConditionUnknown, fleetv1.ClusterReasonConnecting, "the hub has not connected to it yet")
 	unreachable := cond(fleetv1.MemberClusterConnected, metav1.ConditionFalse, fleetv1.ClusterReasonUnreachable, refusedMessage)
 	forbidden := cond(fleetv1.MemberClusterConnected, metav1.ConditionFalse, fleetv1.ClusterReasonForbidden, "the registered credentials may not: list nodes; watch nodes")
 	granted := cond(fleetv1.MemberClusterAccessReviewed, metav1.ConditionTrue, fleetv1.ReasonAccessGranted, "granted")
@@ -138,7 +138,7 @@ func TestReadyCondition(t *testing.T) {
 		"connected and granted": {connected: connected, access: granted,
 			want: cond(typ, metav1.ConditionTrue, fleetv1.ReasonReady, "ClusterJobs run in the cluster")},
 		"connecting, not reviewed yet": {connected: connecting, access: notReviewed,
-			want: cond(typ, metav1.ConditionUnknown, fleetv1.ClusterReasonConnecting, "connecting")},
+			want: cond(typ, metav1.ConditionUnknown, fleetv1.ClusterReasonConnecting, "the hub has not connected to it yet")},
 		"refused its access: the bounded list of the review": {connected: forbidden, access: denied,
 			want: cond(typ, metav1.ConditionFalse, fleetv1.ClusterReasonForbidden, "may not: list nodes; watch nodes")},
 		"unreachable before any review": {connected: unreachable, access: notReviewed,

@@ -43,7 +43,7 @@ func (p *Provider) upsert(reg registration) (upToDate bool) {
 	defer p.mu.Unlock()
 	m, ok := p.members[reg.name]
 	if !ok {
-		m = &member{snapshot: Member{Name: reg.name, Reason: fleetv1.ClusterReasonConnecting, Message: "connecting", UnreachableSince: p.now()}}
+		m = &member{snapshot: Member{Name: reg.name, Reason: fleetv1.ClusterReasonConnecting, Message: "the hub has not connected to it yet", UnreachableSince: p.now()}}
 		p.members[reg.name] = m
 		defer p.notifier.notify(reg.name)
 	}

@@ -61,7 +61,7 @@ func engagedMember(cl cluster.Cluster, stop context.CancelFunc) *member {
 // connectingMember is testName first seen at t0 and not yet connected.
 func connectingMember() Member {
 	return Member{Name: testName, Labels: map[string]string{"env": "prod"}, Namespace: testNamespace,
-		Reason: fleetv1.ClusterReasonConnecting, Message: "connecting", UnreachableSince: t0}
+		Reason: fleetv1.ClusterReasonConnecting, Message: "the hub has not connected to it yet", UnreachableSince: t0}
 }
 
 // step is one transition of a sequence, at a time after t0, and what the
@@ -268,7 +268,7 @@ func TestFailed(t *testing.T) {
 	}
 	attempts := func(p *Provider) any { return p.members[testName].attempts }
 	steps := []step{
-		{name: "registered", do: upsert, wantResult: false, wantMember: unreachable(fleetv1.ClusterReasonConnecting, "connecting"), wantChanges: []string{testName}},
+		{name: "registered", do: upsert, wantResult: false, wantMember: unreachable(fleetv1.ClusterReasonConnecting, "the hub has not connected to it yet"), wantChanges: []string{testName}},
 		{name: "refused", at: time.Second, do: failed(errRefused), wantResult: 2 * time.Second,
 			wantMember: unreachable(fleetv1.ClusterReasonUnreachable, refusedMessage), wantChanges: []string{testName}},
 		{name: "refused again", at: 3 * time.Second, do: failed(errRefused), wantResult: 4 * time.Second,

@@ -182,7 +182,7 @@ func TestFailures(t *testing.T) {
 			}).Obj()},
 			graceUntil:   now.Add(20 * time.Second),
 			wantDecision: worldDecision{RequeueAfter: 20 * time.Second},
-			wantRow:      rowView{Phase: fleetv1.ClusterRunning, Reason: fleetv1.ClusterReasonConnecting, Message: "connecting"},
+			wantRow:      rowView{Phase: fleetv1.ClusterRunning, Reason: fleetv1.ClusterReasonConnecting, Message: "the hub has not connected to it yet"},
 			wantPhase:    fleetv1.PhaseRunning,
 		},
 		"after the startup grace, a cluster still connecting times out as before": {
@@ -193,7 +193,7 @@ func TestFailures(t *testing.T) {
 			}).Obj()},
 			graceUntil: now.Add(-time.Second),
 			wantRow: rowView{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout,
-				Message: "unreachable for longer than 1h0m0s: connecting"},
+				Message: "unreachable for longer than 1h0m0s: the hub has not connected to it yet"},
 			wantPhase: fleetv1.PhaseFailed,
 		},
 	}

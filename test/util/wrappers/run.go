@@ -252,7 +252,7 @@ func (w *ClusterWrapper) PlanLost(left int) *ClusterWrapper {
 
 // Connecting marks the cluster as one the registry is still connecting to.
 func (w *ClusterWrapper) Connecting() *ClusterWrapper {
-	w.Engaged, w.Reachable, w.Reason, w.Message = false, false, fleetv1.ClusterReasonConnecting, "connecting"
+	w.Engaged, w.Reachable, w.Reason, w.Message = false, false, fleetv1.ClusterReasonConnecting, "the hub has not connected to it yet"
 	w.UnreachableSince = Now
 	return w
 }
