@@ -230,11 +230,11 @@ func recordVerdicts(ctx context.Context, c client.Client, live client.Reader, ru
 			verdicts.Nodes = append(verdicts.Nodes, n)
 		}
 	}
-	next, changed := Record(st.Recorded, verdicts, nil, nil)
-	if !changed {
+	next, changed := recordChanges(st.Recorded, verdicts, nil, nil)
+	if len(changed) == 0 {
 		return nil
 	}
-	w, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, st.RecordObject, records)
+	w, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, changed, st.RecordObject, records)
 	if err != nil {
 		return fmt.Errorf("recording the verdicts of the nodes whose Jobs the hub deletes, before deleting them: %w", err)
 	}

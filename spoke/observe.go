@@ -24,6 +24,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -44,10 +45,11 @@ const (
 type ObserveOption func(*observeOptions)
 
 type observeOptions struct {
-	indexed   bool
-	plans     *Plans
-	records   *Records
-	informers *Informers
+	indexed     bool
+	plans       *Plans
+	derivations *Derivations
+	records     *Records
+	informers   *Informers
 }
 
 // WithInformers has Observe read the run's Jobs and the nodes from the
@@ -61,6 +63,12 @@ func WithInformers(ix *Informers) ObserveOption {
 // one last written, and RecordResults keep there what it writes.
 func WithRecords(rs *Records) ObserveOption {
 	return func(o *observeOptions) { o.records = rs }
+}
+
+// WithDerivations has Observe derive again only the nodes whose inputs
+// changed since the run's last Observe with ds.
+func WithDerivations(ds *Derivations) ObserveOption {
+	return func(o *observeOptions) { o.derivations = ds }
 }
 
 // WithPlans has Observe take decoded plans from ps, and keep there those it
@@ -89,7 +97,7 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 	for _, opt := range opts {
 		opt(&o)
 	}
-	p, found, err := readPlan(ctx, c, run, o.plans)
+	p, planUID, found, err := readPlan(ctx, c, run, o.plans)
 	if err != nil || !found {
 		return State{}, err
 	}
@@ -105,7 +113,12 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 	if err != nil {
 		return State{}, err
 	}
-	if live != nil && jobsMissing(rec, byNode) {
+	last := o.derivations.of(planUID, p.NodeCount())
+	if last != nil {
+		defer last.mu.Unlock()
+	}
+	st, missing := derive(&p, byNode, present, rec, last)
+	if live != nil && missing {
 		// The cache may be behind the record too: nodes a group start took
 		// off again (their creates never sent) are still Starting in the
 		// version before, and would be judged lost. Judge from the record
@@ -113,15 +126,15 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 		if rec, cm, err = readResults(ctx, live, run, o.records); err != nil {
 			return State{}, err
 		}
-	}
-	if live != nil && jobsMissing(rec, byNode) {
-		unseen, err := liveJobs(ctx, live, run)
-		if err != nil {
-			return State{}, err
+		if jobsMissing(rec, byNode) {
+			unseen, err := liveJobs(ctx, live, run)
+			if err != nil {
+				return State{}, err
+			}
+			addJobs(byNode, unseen)
 		}
-		addJobs(byNode, unseen)
+		st, _ = derive(&p, byNode, present, rec, last)
 	}
-	st := derive(&p, byNode, present, rec)
 	st.Recorded, st.RecordObject = rec, cm
 	return st, nil
 }
@@ -153,11 +166,11 @@ func RecordResults(ctx context.Context, c client.Client, live client.Reader, run
 	for _, opt := range opts {
 		opt(&o)
 	}
-	next, changed := Record(st.Recorded, st, created, skipped)
-	if !changed {
+	next, changed := recordChanges(st.Recorded, st, created, skipped)
+	if len(changed) == 0 {
 		return nil
 	}
-	_, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, st.RecordObject, o.records)
+	_, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, changed, st.RecordObject, o.records)
 	return err
 }
 
@@ -226,20 +239,23 @@ func nodeNames(ctx context.Context, c client.Reader, o observeOptions) (map[stri
 // ConfigMap of the plan's name that does not carry the run's UID label is an
 // error: it is someone else's and is never read as ours.
 func ReadPlan(ctx context.Context, r client.Reader, run Run) (plan.Plan, bool, error) {
-	return readPlan(ctx, r, run, nil)
+	p, _, found, err := readPlan(ctx, r, run, nil)
+	return p, found, err
 }
 
-func readPlan(ctx context.Context, r client.Reader, run Run, plans *Plans) (plan.Plan, bool, error) {
+// readPlan is ReadPlan, taking the plan from plans (nil: none) when it was
+// decoded before, and returning the UID of its ConfigMap too.
+func readPlan(ctx context.Context, r client.Reader, run Run, plans *Plans) (plan.Plan, types.UID, bool, error) {
 	var cm corev1.ConfigMap
 	key := client.ObjectKey{Namespace: run.Namespace, Name: naming.PlanName(run.ClusterJob.UID)}
 	if err := r.Get(ctx, key, &cm); err != nil {
 		if apierrors.IsNotFound(err) {
-			return plan.Plan{}, false, nil
+			return plan.Plan{}, "", false, nil
 		}
-		return plan.Plan{}, false, fmt.Errorf("reading the plan ConfigMap %s: %w", key, err)
+		return plan.Plan{}, "", false, fmt.Errorf("reading the plan ConfigMap %s: %w", key, err)
 	}
 	p, err := decodePlan(ctx, r, &cm, run, plans)
-	return p, err == nil, err
+	return p, cm.UID, err == nil, err
 }
 
 // decodePlan checks that cm is run's plan and decodes it, with the parts r

@@ -19,6 +19,7 @@ package spoke
 import (
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/fleetjob/fleetjob/pkg/plan"
@@ -82,6 +83,9 @@ type Records struct {
 type record struct {
 	resourceVersion string
 	results         Results
+	// encoded is results as stored, segment by segment: the next write
+	// compresses again only what it changes.
+	encoded *encodedRecord
 }
 
 // get returns the record stored in ConfigMap uid at resourceVersion.
@@ -98,9 +102,38 @@ func (rs *Records) get(uid types.UID, resourceVersion string) (Results, bool) {
 	return r.results, true
 }
 
-// put keeps res as the content of ConfigMap uid at resourceVersion. Past
-// maxDecodedNodes it starts over, as Plans does.
-func (rs *Records) put(uid types.UID, resourceVersion string, res Results) {
+// encoded returns the encoding of the record stored in ConfigMap uid at
+// resourceVersion, nil when it is not the one last written.
+func (rs *Records) encoded(uid types.UID, resourceVersion string) *encodedRecord {
+	if rs == nil || uid == "" {
+		return nil
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if r, ok := rs.records[uid]; ok && r.resourceVersion == resourceVersion {
+		return r.encoded
+	}
+	return nil
+}
+
+// encode encodes res, the record stored (nil: none) changed in the nodes
+// changed (nil: not known). From the encoding of stored when the cache has
+// it, only the segments of the changed nodes are compressed again; a change
+// it was not told of is caught by the count of nodes, and encoded whole.
+func (rs *Records) encode(stored *corev1.ConfigMap, res Results, changed []string) (*encodedRecord, error) {
+	if stored != nil && changed != nil {
+		if prev := rs.encoded(stored.UID, stored.ResourceVersion); prev != nil {
+			if enc, err := prev.update(res, changed); err == nil && enc.nodes == len(res.Nodes) {
+				return enc, nil
+			}
+		}
+	}
+	return encodeRecord(res)
+}
+
+// put keeps res, encoded as enc, as the content of ConfigMap uid at
+// resourceVersion. Past maxDecodedNodes it starts over, as Plans does.
+func (rs *Records) put(uid types.UID, resourceVersion string, res Results, enc *encodedRecord) {
 	if rs == nil || uid == "" || resourceVersion == "" {
 		return
 	}
@@ -110,6 +143,6 @@ func (rs *Records) put(uid types.UID, resourceVersion string, res Results) {
 	if rs.records == nil || rs.nodes-old+len(res.Nodes) > maxDecodedNodes {
 		rs.records, rs.nodes, old = map[types.UID]record{}, 0, 0
 	}
-	rs.records[uid] = record{resourceVersion: resourceVersion, results: res}
+	rs.records[uid] = record{resourceVersion: resourceVersion, results: res, encoded: enc}
 	rs.nodes += len(res.Nodes) - old
 }

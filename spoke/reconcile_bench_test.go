@@ -92,7 +92,8 @@ func benchmarkMemberReconcile(b *testing.B, n int) {
 	jobs := ix.jobs
 	var plans Plans
 	var records Records
-	opts := []ObserveOption{WithInformers(ix), WithPlans(&plans), WithRecords(&records)}
+	var derivations Derivations
+	opts := []ObserveOption{WithInformers(ix), WithPlans(&plans), WithRecords(&records), WithDerivations(&derivations)}
 	reconcile := func() {
 		st, err := Observe(ctx, c, c, run, opts...)
 		if err != nil {

@@ -44,7 +44,7 @@ func TestRecordsReadBackOwnWrite(t *testing.T) {
 	}).Build()
 	var records Records
 	want := Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning}}}
-	if _, err := writeResultsMerging(context.Background(), c, c, run, Results{}, want, nil, &records); err != nil {
+	if _, err := writeResultsMerging(context.Background(), c, c, run, Results{}, want, nil, nil, &records); err != nil {
 		t.Fatal(err)
 	}
 	cm := &corev1.ConfigMap{}
@@ -66,12 +66,12 @@ func TestRecordsReadBackOwnWrite(t *testing.T) {
 	if err := reader.Get(context.Background(), client.ObjectKeyFromObject(cm), stored); err != nil {
 		t.Fatal(err)
 	}
-	records.put(stored.UID, stored.ResourceVersion, want)
+	records.put(stored.UID, stored.ResourceVersion, want, nil)
 	got, _, err := readResults(context.Background(), reader, run, &records)
 	if err != nil || !cmp.Equal(want, got) {
 		t.Errorf("readResults() at the written version = %v, %v; want %v from Records", got, err, want)
 	}
-	records.put(stored.UID, "another-version", want)
+	records.put(stored.UID, "another-version", want, nil)
 	if _, _, err := readResults(context.Background(), reader, run, &records); err == nil || !strings.Contains(err.Error(), "decoding results.json") {
 		t.Errorf("readResults() at another version: error = %v, want the document decoded (and failing)", err)
 	}
@@ -83,12 +83,12 @@ func TestRecordsBounded(t *testing.T) {
 	for _, n := range randomNames(maxDecodedNodes/2+1, 8) {
 		big.Nodes[n] = NodeResult{Phase: NodeSucceeded}
 	}
-	records.put("a", "1", big)
-	records.put("a", "2", big) // replaces a's entry: still one record's nodes
+	records.put("a", "1", big, nil)
+	records.put("a", "2", big, nil) // replaces a's entry: still one record's nodes
 	if _, ok := records.get("a", "2"); !ok || records.nodes != len(big.Nodes) {
 		t.Fatalf("after replacing a: %d nodes kept, want %d", records.nodes, len(big.Nodes))
 	}
-	records.put("b", "1", big) // past the bound: starts over
+	records.put("b", "1", big, nil) // past the bound: starts over
 	if _, ok := records.get("a", "2"); ok {
 		t.Error("Records kept more than maxDecodedNodes")
 	}

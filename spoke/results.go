@@ -131,13 +131,32 @@ const jobLostMessage = "its Job is not there: deleted before the hub saw it, or 
 // and those skipped when their group started. changed tells whether it must
 // be written. It is pure.
 func Record(prev Results, st State, created []string, skipped []plan.SkippedNode) (Results, bool) {
-	next := Results{Nodes: maps.Clone(prev.Nodes)}
-	if next.Nodes == nil {
-		next.Nodes = map[string]NodeResult{}
+	next, changed := recordChanges(prev, st, created, skipped)
+	if len(changed) == 0 {
+		next = Results{Nodes: maps.Clone(prev.Nodes)} // the caller's to change
+		if next.Nodes == nil {
+			next.Nodes = map[string]NodeResult{}
+		}
 	}
-	changed := false
+	return next, len(changed) > 0
+}
+
+// recordChanges is Record, naming the nodes whose results changed. It costs what
+// changed: prev is copied only when something did (and returned as it is,
+// shared, when nothing did), and a node whose result
+// is final is passed over at the price of one lookup.
+func recordChanges(prev Results, st State, created []string, skipped []plan.SkippedNode) (Results, []string) {
+	updates := map[string]NodeResult{}
+	var changed []string
+	get := func(node string) (NodeResult, bool) {
+		if r, ok := updates[node]; ok {
+			return r, true
+		}
+		r, ok := prev.Nodes[node]
+		return r, ok
+	}
 	set := func(node string, r NodeResult) {
-		old, ok := next.Nodes[node]
+		old, ok := get(node)
 		if ok && old.final() {
 			return // a result never changes
 		}
@@ -148,26 +167,29 @@ func Record(prev Results, st State, created []string, skipped []plan.SkippedNode
 			r.Start, r.Started = max(r.Start, old.Start), r.Started || old.Started
 		}
 		if !ok || r != old {
-			next.Nodes[node] = r
-			changed = true
+			if _, again := updates[node]; !again {
+				changed = append(changed, node)
+			}
+			updates[node] = r
 		}
 	}
-	fullOutputs := 0
-	for _, r := range next.Nodes {
-		if len(r.Output) > maxResultMessage {
-			fullOutputs++
-		}
-	}
+	fullOutputs := -1 // counted when a failed node first needs it
 	for _, n := range st.Nodes {
 		if n.Job == "" && n.Reason != fleetv1.NodeReasonJobDeleted {
 			continue // no Job, ever: pending, or skipped before it started
 		}
+		if old, ok := get(n.Node); ok && old.final() {
+			continue
+		}
 		r := NodeResult{Phase: n.Phase, Start: unix(n.StartTime), Finish: unix(n.CompletionTime)}
 		switch n.Phase {
 		case NodeFailed:
+			if fullOutputs < 0 {
+				fullOutputs = countFullOutputs(prev, updates)
+			}
 			r.Reason, r.Message, r.ExitCode = n.Reason, text.Truncate(n.Message, maxResultMessage), n.ExitCode
 			bound := maxResultMessage
-			if old, ok := next.Nodes[n.Node]; fullOutputs < maxFullOutputs && (!ok || !old.final()) {
+			if fullOutputs < maxFullOutputs {
 				bound = maxOutput
 			}
 			if r.Output = text.Truncate(n.Output, bound); len(r.Output) > maxResultMessage {
@@ -188,7 +210,31 @@ func Record(prev Results, st State, created []string, skipped []plan.SkippedNode
 	for _, s := range skipped {
 		set(s.Node, NodeResult{Phase: NodeSkipped, Reason: s.Reason, Message: text.Truncate(s.Message, maxResultMessage)})
 	}
+	if len(changed) == 0 {
+		return prev, nil
+	}
+	next := Results{Nodes: maps.Clone(prev.Nodes)}
+	if next.Nodes == nil {
+		next.Nodes = make(map[string]NodeResult, len(updates))
+	}
+	maps.Copy(next.Nodes, updates)
 	return next, changed
+}
+
+// countFullOutputs counts the recorded failures that keep a long output.
+func countFullOutputs(prev Results, updates map[string]NodeResult) int {
+	n := 0
+	for node, r := range prev.Nodes {
+		if _, replaced := updates[node]; !replaced && len(r.Output) > maxResultMessage {
+			n++
+		}
+	}
+	for _, r := range updates {
+		if len(r.Output) > maxResultMessage {
+			n++
+		}
+	}
+	return n
 }
 
 // ReadResults reads the run's record; it is empty when there is none yet.
@@ -226,7 +272,7 @@ func readResults(ctx context.Context, r client.Reader, run Run, records *Records
 // (a cache behind the last write) merges with the stored record read live
 // and tries once more: records only grow, so merging loses nothing.
 func WriteResults(ctx context.Context, c client.Client, live client.Reader, run Run, res Results, stored *corev1.ConfigMap) error {
-	_, err := writeResultsMerging(ctx, c, live, run, Results{}, res, stored, nil)
+	_, err := writeResultsMerging(ctx, c, live, run, Results{}, res, nil, stored, nil)
 	return err
 }
 
@@ -241,9 +287,10 @@ type written struct {
 }
 
 // writeResultsMerging is WriteResults, keeping what it wrote in records
-// (nil: nowhere). read is the record stored was read with.
-func writeResultsMerging(ctx context.Context, c client.Client, live client.Reader, run Run, read, res Results, stored *corev1.ConfigMap, records *Records) (written, error) {
-	cm, err := writeResults(ctx, c, run, res, stored, records)
+// (nil: nowhere). read is the record stored was read with, and changed the
+// nodes res changes in it (nil: not known).
+func writeResultsMerging(ctx context.Context, c client.Client, live client.Reader, run Run, read, res Results, changed []string, stored *corev1.ConfigMap, records *Records) (written, error) {
+	cm, err := writeResults(ctx, c, run, res, changed, stored, records)
 	if err == nil {
 		return written{prior: read, res: res, cm: cm}, nil
 	}
@@ -255,7 +302,7 @@ func writeResultsMerging(ctx context.Context, c client.Client, live client.Reade
 		return written{}, err
 	}
 	res = merge(current, res)
-	cm, err = writeResults(ctx, c, run, res, stored, records)
+	cm, err = writeResults(ctx, c, run, res, nil, stored, records)
 	if err != nil {
 		return written{}, err
 	}
@@ -267,13 +314,14 @@ func writeResultsMerging(ctx context.Context, c client.Client, live client.Reade
 // parts are written first, under names no other version of the record has,
 // then the record ConfigMap that names them, then the parts it replaced are
 // deleted. A reader never sees parts change under a record ConfigMap.
-func writeResults(ctx context.Context, c client.Client, run Run, res Results, stored *corev1.ConfigMap, records *Records) (*corev1.ConfigMap, error) {
-	data, err := encodeDocument(resultsKey, res)
+// changed names the nodes res changes in stored (nil: not known).
+func writeResults(ctx context.Context, c client.Client, run Run, res Results, changed []string, stored *corev1.ConfigMap, records *Records) (*corev1.ConfigMap, error) {
+	enc, err := records.encode(stored, res, changed)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the results: %w", err)
 	}
 	l := recordLayout(run)
-	chunks, annotations, err := l.split(data[resultsKey+compressedSuffix])
+	chunks, annotations, err := l.split(enc.document())
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +338,7 @@ func writeResults(ctx context.Context, c client.Client, run Run, res Results, st
 		old, _ := l.partNames(stored) // a stored record that names none has none to delete
 		deleteResultsParts(ctx, c, run.Namespace, old)
 	}
-	records.put(cm.UID, cm.ResourceVersion, res)
+	records.put(cm.UID, cm.ResourceVersion, res, enc)
 	return cm, nil
 }
 

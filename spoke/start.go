@@ -198,17 +198,25 @@ func uncancelled(ctx context.Context) (context.Context, context.CancelFunc) {
 // the one written. A write that fails may still have been stored (a
 // timeout): the nodes are taken off again, as no Job of theirs is created.
 func writeAhead(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, nodes []string, skipped []plan.SkippedNode, records *Records) (map[string]bool, error) {
-	next, changed := Record(st.Recorded, *st, nil, skipped)
+	next, changed := recordChanges(st.Recorded, *st, nil, skipped)
 	attempt := newAttempt()
 	for _, n := range nodes {
-		if _, ok := next.Nodes[n]; !ok {
-			next.Nodes[n], changed = NodeResult{Phase: NodeStarting, Attempt: attempt}, true
+		if _, ok := next.Nodes[n]; ok {
+			continue
 		}
+		if len(changed) == 0 {
+			next = Results{Nodes: maps.Clone(next.Nodes)} // st's record, shared with the cache
+			if next.Nodes == nil {
+				next.Nodes = map[string]NodeResult{}
+			}
+		}
+		next.Nodes[n] = NodeResult{Phase: NodeStarting, Attempt: attempt}
+		changed = append(changed, n)
 	}
-	if !changed {
+	if len(changed) == 0 {
 		return nil, nil
 	}
-	w, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, st.RecordObject, records)
+	w, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, changed, st.RecordObject, records)
 	if err != nil {
 		err = fmt.Errorf("recording the group's nodes as starting, before creating their Jobs: %w", err)
 		if !refusedByServer(err) {
@@ -242,15 +250,17 @@ func unstart(ctx context.Context, c client.Client, live client.Reader, run Run, 
 		}
 	}
 	next := Results{Nodes: maps.Clone(rec.Nodes)}
+	var removed []string
 	for _, n := range nodes {
 		if r := next.Nodes[n]; r.Phase == NodeStarting && r.Attempt == attempt {
 			delete(next.Nodes, n)
+			removed = append(removed, n)
 		}
 	}
-	if len(next.Nodes) == len(rec.Nodes) {
+	if len(removed) == 0 {
 		return nil
 	}
-	written, err := writeResults(ctx, c, run, next, cm, records)
+	written, err := writeResults(ctx, c, run, next, removed, cm, records)
 	if err != nil {
 		return fmt.Errorf("taking the nodes whose Jobs were not created off the record: %w", err)
 	}

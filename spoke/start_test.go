@@ -391,7 +391,7 @@ func TestObserveJudgesUnstartedNodesFromTheStoredRecord(t *testing.T) {
 	job := makeJob("a").Ptr()
 	build := func(rec Results) client.Client {
 		c := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), planObject(fourNodes), job.DeepCopy())...).Build()
-		if _, err := writeResults(ctx, c, run, rec, nil, nil); err != nil {
+		if _, err := writeResults(ctx, c, run, rec, nil, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		return c

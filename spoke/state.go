@@ -170,7 +170,8 @@ func (s State) RunningGroup() int {
 // Job was deleted before it finished (JobDeleted); either way it never runs
 // again.
 func Derive(p *plan.Plan, jobs []batchv1.Job, nodesPresent map[string]bool, rec Results) State {
-	return derive(p, jobsByNode(jobs), func(n string) bool { return nodesPresent[n] }, rec)
+	st, _ := derive(p, jobsByNode(jobs), func(n string) bool { return nodesPresent[n] }, rec, nil)
+	return st
 }
 
 // jobsByNode indexes jobs by their node annotation.
@@ -183,26 +184,47 @@ func jobsByNode(jobs []batchv1.Job) map[string]*batchv1.Job {
 }
 
 // derive is Derive with the Jobs indexed by node and node presence as a
-// function.
-func derive(p *plan.Plan, byNode map[string]*batchv1.Job, present func(string) bool, rec Results) State {
+// function. last (nil: none) is what the run's last derive made of each
+// node and from what: a node whose Job, presence and record entry are the
+// ones it was derived from last time is not derived again. derive updates
+// last to this one. missing tells that the record has a node that has not
+// finished and has no Job: lost, or a Job the cache has not seen yet.
+func derive(p *plan.Plan, byNode map[string]*batchv1.Job, present func(string) bool, rec Results, last *derivation) (st State, missing bool) {
 	if p == nil {
-		return State{}
+		return State{}, false
 	}
-	st := State{Planned: true, Plan: *p, Groups: make([]GroupState, len(p.Groups)), Nodes: make([]NodeState, 0, p.NodeCount())}
+	n := p.NodeCount()
+	st = State{Planned: true, Plan: *p, Groups: make([]GroupState, len(p.Groups)), Nodes: make([]NodeState, 0, n)}
+	if last != nil && len(last.from) != n {
+		last.from, last.states = make([]derivedFrom, n), make([]NodeState, n)
+	}
 	for i, g := range p.Groups {
 		st.Groups[i] = GroupState{Name: g.Name, Nodes: len(g.Nodes)}
 		for _, node := range g.Nodes {
-			ns := nodeState(node, byNode[node], present(node))
-			ns = withRecord(ns, rec.Nodes[node], byNode[node] != nil)
-			if r, ok := rec.Nodes[node]; ok && byNode[node] == nil {
-				ns = r.state(node)
+			job := byNode[node]
+			r, recorded := rec.Nodes[node]
+			missing = missing || job == nil && recorded && !r.final()
+			from := derivedFrom{job: job, present: present(node), recorded: recorded, rec: r, valid: true}
+			k := len(st.Nodes)
+			var ns NodeState
+			if last != nil && last.from[k] == from {
+				ns = last.states[k]
+			} else {
+				ns = nodeState(node, job, from.present)
+				ns = withRecord(ns, r, job != nil)
+				if recorded && job == nil {
+					ns = r.state(node)
+				}
+				ns.Group, ns.GroupName = i, g.Name
+				if last != nil {
+					last.from[k], last.states[k] = from, ns
+				}
 			}
-			ns.Group, ns.GroupName = i, g.Name
 			st.Groups[i].count(ns.Phase)
 			st.Nodes = append(st.Nodes, ns)
 		}
 	}
-	return st
+	return st, missing
 }
 
 func (g *GroupState) count(p NodePhase) {

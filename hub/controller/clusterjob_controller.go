@@ -137,9 +137,11 @@ type Reconciler struct {
 	pace *pacer
 	// plans are the members' plans, decoded once each; records the
 	// results records last written, so that reading one back costs no
-	// decoding.
-	plans   spoke.Plans
-	records spoke.Records
+	// decoding; derivations what each run's last reconcile derived of its
+	// nodes, so that the next derives only those that changed.
+	plans       spoke.Plans
+	records     spoke.Records
+	derivations spoke.Derivations
 	// starts is what the hub saw of each run's starts per member, by its
 	// own clock.
 	starts startWatches

@@ -40,11 +40,16 @@ var writers = sync.Pool{New: func() any {
 
 // Encode returns v as gzip-compressed JSON.
 func Encode(v any) ([]byte, error) {
+	return compress(func(w io.Writer) error { return json.NewEncoder(w).Encode(v) })
+}
+
+// compress returns what write writes, compressed as one gzip member.
+func compress(write func(io.Writer) error) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := writers.Get().(*gzip.Writer)
 	defer writers.Put(zw)
 	zw.Reset(&buf)
-	if err := json.NewEncoder(zw).Encode(v); err != nil {
+	if err := write(zw); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
@@ -69,4 +74,15 @@ func Decode(data []byte, limit int, v any) error {
 		return fmt.Errorf("more than %d bytes once decompressed", limit)
 	}
 	return json.Unmarshal(raw, v)
+}
+
+// Compress returns raw gzip-compressed, as one gzip member. Members
+// concatenated are one gzip stream to a reader (Decode reads them so), which
+// lets a writer compress the parts of a large document apart and compress
+// again only the parts that changed.
+func Compress(raw []byte) ([]byte, error) {
+	return compress(func(w io.Writer) error {
+		_, err := w.Write(raw)
+		return err
+	})
 }

@@ -40,6 +40,26 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestDecodeReadsMembersAsOneDocument: a document compressed in pieces,
+// each its own gzip member, decodes as the whole.
+func TestDecodeReadsMembersAsOneDocument(t *testing.T) {
+	var doc []byte
+	for _, piece := range []string{`{"nodes":{`, `"a":1`, `,"b":2`, `}}`} {
+		member, err := Compress([]byte(piece))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc = append(doc, member...)
+	}
+	var got map[string]map[string]int
+	if err := Decode(doc, 1<<20, &got); err != nil {
+		t.Fatalf("Decode() error = %v", err)
+	}
+	if diff := cmp.Diff(map[string]map[string]int{"nodes": {"a": 1, "b": 2}}, got); diff != "" {
+		t.Errorf("Decode() mismatch (-want +got):\n%s", diff)
+	}
+}
+
 func TestDecodeRefusesGarbageAndBombs(t *testing.T) {
 	var bomb bytes.Buffer
 	zw := gzip.NewWriter(&bomb)
