@@ -109,7 +109,7 @@ func (b *bench) flags() string {
 	var phases string
 	flag.StringVar(&phases, "phases", strings.Join(allPhases, ","), "Phases to run, comma separated: p1 (fan-out), p2 (hand-off, measured in p3), p3 (makespan), p4 (hub cost), p5 (width).")
 	flag.IntVar(&b.nodes, "nodes", 1000, "Nodes of the single member of P1 and P3.")
-	flag.IntVar(&b.pairs, "pairs", 3, "fleetjob runs of P1, each between two raw runs: P1 reports the median ratio.")
+	flag.IntVar(&b.pairs, "pairs", 3, "fleetjob runs of P1 and of P3, each between two raw runs: P1 and P3 report the median ratio.")
 	flag.IntVar(&b.groups, "groups", 10, "Groups of the P3 batch run (batch size = --nodes / --groups).")
 	flag.IntVar(&b.p4Members, "p4-members", 5, "Members of P4.")
 	flag.IntVar(&b.p4Nodes, "p4-nodes", 1000, "Nodes per member in P4.")

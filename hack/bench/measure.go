@@ -25,21 +25,35 @@ import (
 	"time"
 )
 
-// p1FanOut is P1: strategy all on one member against the raw limit. The
-// member's own speed drifts by ±20-30% within minutes on a small machine,
-// so P1 interleaves s.b.pairs fleetjob runs between s.b.pairs+1 raw runs,
-// takes each fleetjob run's ratio to the mean of the raw runs either side
-// of it, and reports the median with the spread.
+// p1FanOut is P1: strategy all on one member against the raw limit, in
+// interleaved pairs (see pairs).
 func (s *session) p1FanOut(ctx context.Context, p *phaseResult) error {
 	m := s.fleet.members[0]
-	raw := make([]float64, 0, s.b.pairs+1)
+	raw := func(i int) (time.Duration, string, error) {
+		d, err := s.raw(ctx, m, fmt.Sprintf("raw-%d", i), m.nodes)
+		return d, fmt.Sprintf("%d Jobs, %d workers, QPS %.0f", len(m.nodes), s.b.rawWorkers, s.b.rawQPS), err
+	}
+	fleetjob := func(i int) (*fleetjobRun, error) {
+		return s.runClusterJob(ctx, clusterJob(fmt.Sprintf("p1-all-%d", i), strategyAll()), len(m.nodes))
+	}
+	return s.pairs(ctx, p, "raw limit", "fleetjob all", raw, fleetjob)
+}
+
+// pairs measures fleetjob against raw in interleaved pairs. The member's
+// own speed drifts by ±20-30% within minutes on a small machine, so it runs
+// s.b.pairs fleetjob runs between s.b.pairs+1 raw runs, takes each fleetjob
+// run's ratio to the mean of the raw runs either side of it, and reports
+// the median with the spread, and the hub's CPU per run the same way.
+func (s *session) pairs(ctx context.Context, p *phaseResult, rawWhat, fleetjobWhat string,
+	raw func(i int) (time.Duration, string, error), fleetjob func(i int) (*fleetjobRun, error)) error {
+	var raws []float64
 	runRaw := func() error {
-		d, err := s.raw(ctx, m, fmt.Sprintf("raw-%d", len(raw)+1), m.nodes)
+		d, detail, err := raw(len(raws) + 1)
 		if err != nil {
 			return err
 		}
-		raw = append(raw, d.Seconds())
-		p.add(fmt.Sprintf("raw limit %d", len(raw)), d.Seconds(), "s", fmt.Sprintf("%d Jobs, %d workers, QPS %.0f", len(m.nodes), s.b.rawWorkers, s.b.rawQPS))
+		raws = append(raws, d.Seconds())
+		p.add(fmt.Sprintf("%s %d", rawWhat, len(raws)), d.Seconds(), "s", detail)
 		return nil
 	}
 	if err := runRaw(); err != nil {
@@ -47,7 +61,7 @@ func (s *session) p1FanOut(ctx context.Context, p *phaseResult) error {
 	}
 	var ratios, cpu []float64
 	for i := range s.b.pairs {
-		run, err := s.runClusterJob(ctx, clusterJob(fmt.Sprintf("p1-all-%d", i+1), strategyAll()), len(m.nodes))
+		run, err := fleetjob(i + 1)
 		if err != nil {
 			return err
 		}
@@ -57,13 +71,12 @@ func (s *session) p1FanOut(ctx context.Context, p *phaseResult) error {
 		if err := runRaw(); err != nil {
 			return err
 		}
-		mean := (raw[i] + raw[i+1]) / 2
+		mean := (raws[i] + raws[i+1]) / 2
 		ratios, cpu = append(ratios, run.Seconds/mean), append(cpu, run.HubCPUSeconds)
-		p.add(fmt.Sprintf("fleetjob all %d: create → Completed", i+1), run.Seconds, "s", fmt.Sprintf("ratio %.2f to the mean %.1f s of raw %d and %d", ratios[i], mean, i+1, i+2))
+		p.add(fmt.Sprintf("%s %d: create → Completed", fleetjobWhat, i+1), run.Seconds, "s", fmt.Sprintf("ratio %.2f to the mean %.1f s of raw %d and %d", ratios[i], mean, i+1, i+2))
 		p.addRun(run)
 	}
-	lo, hi := slices.Min(ratios), slices.Max(ratios)
-	p.add("ratio fleetjob / mean(raw either side), median", median(ratios), "×", fmt.Sprintf("%d pairs, spread %.2f-%.2f", len(ratios), lo, hi))
+	p.add("ratio fleetjob / mean(raw either side), median", median(ratios), "×", fmt.Sprintf("%d pairs, spread %.2f-%.2f", len(ratios), slices.Min(ratios), slices.Max(ratios)))
 	p.add("hub CPU per run, median", median(cpu), "s", fmt.Sprintf("spread %.1f-%.1f s", slices.Min(cpu), slices.Max(cpu)))
 	return nil
 }
@@ -79,8 +92,9 @@ func median(xs []float64) float64 {
 }
 
 // p3Makespan is P3 (with P2 inside): a batch run of s.b.groups groups on
-// one member against as many sequential raw waves, and the hub's group
-// hand-off times from its own histogram.
+// one member against as many sequential raw waves, in interleaved pairs
+// (see pairs), and the hub's group hand-off times from its own histogram
+// over every fleetjob run.
 func (s *session) p3Makespan(ctx context.Context, p *phaseResult) error {
 	m := s.fleet.members[0]
 	size := len(m.nodes) / s.b.groups
@@ -88,22 +102,20 @@ func (s *session) p3Makespan(ctx context.Context, p *phaseResult) error {
 		return fmt.Errorf("%d nodes cannot make %d groups", len(m.nodes), s.b.groups)
 	}
 	nodes := m.nodes[:size*s.b.groups]
-	raw, err := s.rawWaves(ctx, m, nodes, size)
-	if err != nil {
-		return err
+	raw := func(int) (time.Duration, string, error) {
+		d, err := s.rawWaves(ctx, m, nodes, size)
+		return d, "each wave waits for its Jobs to Complete", err
 	}
-	p.add(fmt.Sprintf("raw: %d sequential waves of %d", s.b.groups, size), raw.Seconds(), "s", "each wave waits for its Jobs to Complete")
+	fleetjob := func(i int) (*fleetjobRun, error) {
+		return s.runClusterJob(ctx, clusterJob(fmt.Sprintf("p3-batch-%d", i), strategyBatch(size)), len(nodes))
+	}
 	before, _ := s.hub.scrape(ctx)
-	run, err := s.runClusterJob(ctx, clusterJob("p3-batch", strategyBatch(size)), len(nodes))
-	if err != nil {
+	if err := s.pairs(ctx, p, fmt.Sprintf("raw: %d sequential waves of %d", s.b.groups, size), fmt.Sprintf("fleetjob batch %d × %d groups", size, s.b.groups), raw, fleetjob); err != nil {
 		return err
 	}
 	after, _ := s.hub.scrape(ctx)
-	p.add(fmt.Sprintf("fleetjob batch %d × %d groups", size, s.b.groups), run.Seconds, "s", "alphabetical")
-	p.add("ratio fleetjob / raw", run.Seconds/raw.Seconds(), "×", "")
-	p.addRun(run)
 	addHandoff(p, before, after)
-	return s.cleanupClusterJob(ctx, run)
+	return nil
 }
 
 // rawWaves runs nodes in sequential waves of size, each waiting for its
