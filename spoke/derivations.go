@@ -33,14 +33,20 @@ import (
 // a restart. The zero value is ready; it is safe for concurrent use.
 type Derivations struct {
 	mu    sync.Mutex
-	runs  map[types.UID]*derivation
+	runs  map[string]*derivation
 	nodes int
 }
 
+// maxDerivedNodes bounds what Derivations holds, in nodes over all its
+// runs: about 350 bytes each, with the Jobs they keep from being freed.
+const maxDerivedNodes = 100_000
+
 // derivation is one run's last derive in one member, node by node in plan
-// order.
+// order, from the plan of ConfigMap plan.
 type derivation struct {
 	mu     sync.Mutex
+	plan   types.UID
+	nodes  int
 	from   []derivedFrom
 	states []NodeState
 }
@@ -56,24 +62,48 @@ type derivedFrom struct {
 	valid bool
 }
 
-// of returns the derivation of the run whose plan ConfigMap is uid, locked:
-// the caller unlocks it. Past maxDecodedNodes it starts over, as Plans
-// does.
-func (ds *Derivations) of(uid types.UID, nodes int) *derivation {
-	if ds == nil || uid == "" {
+// derivationKey names a run in one member.
+func derivationKey(clusterJob types.UID, cluster string) string { return string(clusterJob) + "/" + cluster }
+
+// of returns the derivation of run, whose plan is in ConfigMap plan,
+// locked: the caller unlocks it. One of another plan (the run planned
+// again) starts over. Past maxDerivedNodes it forgets every run: those
+// still running are derived whole once more.
+func (ds *Derivations) of(run Run, plan types.UID, nodes int) *derivation {
+	if ds == nil || plan == "" {
 		return nil
 	}
+	key := derivationKey(run.ClusterJob.UID, run.Cluster)
 	ds.mu.Lock()
-	d, ok := ds.runs[uid]
-	if !ok {
-		if ds.runs == nil || ds.nodes+nodes > maxDecodedNodes {
-			ds.runs, ds.nodes = map[types.UID]*derivation{}, 0
+	d, ok := ds.runs[key]
+	if !ok || d.plan != plan {
+		if ok {
+			ds.nodes -= d.nodes
 		}
-		d = &derivation{}
-		ds.runs[uid] = d
+		if ds.runs == nil || ds.nodes+nodes > maxDerivedNodes {
+			ds.runs, ds.nodes = map[string]*derivation{}, 0
+		}
+		d = &derivation{plan: plan, nodes: nodes}
+		ds.runs[key] = d
 		ds.nodes += nodes
 	}
 	ds.mu.Unlock()
 	d.mu.Lock()
 	return d
+}
+
+// Forget drops what it holds of the run of ClusterJob clusterJob in
+// member cluster: call it once the run finished there, so that its Jobs are
+// not kept from being freed.
+func (ds *Derivations) Forget(clusterJob types.UID, cluster string) {
+	if ds == nil {
+		return
+	}
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	key := derivationKey(clusterJob, cluster)
+	if d, ok := ds.runs[key]; ok {
+		ds.nodes -= d.nodes
+		delete(ds.runs, key)
+	}
 }

@@ -92,3 +92,36 @@ func TestDeriveWithTheLastDerivationIsDeriveWhole(t *testing.T) {
 		t.Fatal("a change to the derived state changed the derivation")
 	}
 }
+
+// TestDerivationsForgetAndBound: a finished run is forgotten, a run planned
+// again starts over, and the nodes held stay within the bound.
+func TestDerivationsForgetAndBound(t *testing.T) {
+	var ds Derivations
+	run := testRun(makeClusterJob("disk-clean").Obj())
+	d := ds.of(run, "plan-1", 10)
+	d.from = make([]derivedFrom, 10)
+	d.mu.Unlock()
+	if again := ds.of(run, "plan-1", 10); again != d {
+		t.Fatal("the same run and plan got another derivation")
+	} else {
+		again.mu.Unlock()
+	}
+	replanned := ds.of(run, "plan-2", 10)
+	replanned.mu.Unlock()
+	if replanned == d || replanned.from != nil {
+		t.Fatal("a run planned again kept the derivation of its old plan")
+	}
+	if ds.nodes != 10 {
+		t.Fatalf("holds %d nodes, want 10", ds.nodes)
+	}
+	ds.Forget(run.ClusterJob.UID, run.Cluster)
+	if len(ds.runs) != 0 || ds.nodes != 0 {
+		t.Fatalf("after Forget: %d runs, %d nodes; want none", len(ds.runs), ds.nodes)
+	}
+	other := testRun(makeClusterJob("other").UID("other-uid").Obj())
+	ds.of(run, "plan-1", maxDerivedNodes-1).mu.Unlock()
+	ds.of(other, "plan-3", 2).mu.Unlock() // past the bound: starts over
+	if len(ds.runs) != 1 || ds.nodes != 2 {
+		t.Fatalf("past the bound: %d runs, %d nodes; want 1 run of 2", len(ds.runs), ds.nodes)
+	}
+}

@@ -113,7 +113,7 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 	if err != nil {
 		return State{}, err
 	}
-	last := o.derivations.of(planUID, p.NodeCount())
+	last := o.derivations.of(run, planUID, p.NodeCount())
 	if last != nil {
 		defer last.mu.Unlock()
 	}

@@ -97,7 +97,9 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 		return ctrl.Result{}, err
 	}
 	if row.Phase.IsFinished() {
-		r.starts.forget(watchKey(mr.Spec.ClusterJobUID, mr.Spec.Cluster)) // never reconciled again but to be deleted
+		// Never reconciled again but to be deleted.
+		r.starts.forget(watchKey(mr.Spec.ClusterJobUID, mr.Spec.Cluster))
+		r.derivations.Forget(types.UID(mr.Spec.ClusterJobUID), mr.Spec.Cluster)
 		// Once: the write that finished the row won its optimistic lock.
 		observeLastGroup(in.Cluster.State)
 	}
