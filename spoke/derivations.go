@@ -63,7 +63,9 @@ type derivedFrom struct {
 }
 
 // derivationKey names a run in one member.
-func derivationKey(clusterJob types.UID, cluster string) string { return string(clusterJob) + "/" + cluster }
+func derivationKey(clusterJob types.UID, cluster string) string {
+	return string(clusterJob) + "/" + cluster
+}
 
 // of returns the derivation of run, whose plan is in ConfigMap plan,
 // locked: the caller unlocks it. One of another plan (the run planned
