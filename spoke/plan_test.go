@@ -265,10 +265,11 @@ func TestLargeClusterFits(t *testing.T) {
 	for _, n := range names {
 		res.Nodes[n] = NodeResult{Phase: NodeSucceeded, Start: 1764600000, Finish: 1764600042, Started: true}
 	}
-	record, err := encodeDocument(resultsKey, res)
+	enc, err := encodeRecord(res) // in segments, as the hub writes it
 	if err != nil {
 		t.Fatal(err)
 	}
+	record := map[string][]byte{resultsKey + compressedSuffix: enc.document()}
 	for what, size := range map[string]int{"plan": documentSize(cm.BinaryData), "results record": documentSize(record)} {
 		t.Logf("%s of 10,000 nodes: %d KiB", what, size>>10)
 		if size > maxPartBytes {
