@@ -271,6 +271,29 @@ type ClusterJobSpec struct {
 	// +optional
 	ClusterRollout *ClusterRollout `json:"clusterRollout,omitempty"`
 
+	// maintenanceWindows are when groups may start: in each cluster, a
+	// group (the first one too) starts only while one of these windows is
+	// open and, where the cluster's ClusterSet names windows, one of the
+	// set's as well. A group that started runs to its end when the window
+	// closes; the next one waits, its cluster's row saying when the next
+	// window opens, and starts by itself then. Unset: groups start at any
+	// time the set allows.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	// +optional
+	MaintenanceWindows []MaintenanceWindow `json:"maintenanceWindows,omitempty"`
+
+	// maxWindowWait bounds the wait for a window: a cluster whose next
+	// window (this run's and its set's open together) does not open within
+	// maxWindowWait fails with reason NoMaintenanceWindow, so that a run
+	// never waits for a window that does not come (a schedule of a day
+	// that does not exist, blackout dates over every opening). Default
+	// 840h (35 days: a monthly window always opens within it); from 1h to
+	// 8784h (366 days).
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1h') && duration(self) <= duration('8784h')",message="maxWindowWait must be from 1h to 8784h"
+	// +optional
+	MaxWindowWait *metav1.Duration `json:"maxWindowWait,omitempty"`
+
 	// nodeStartTimeout is how long a node's pod may go without starting
 	// (Ready) or finishing, from when the hub first saw the pod (or, while
 	// its Job has no pod, the Job), by the hub's clock. While it waits, the

@@ -96,6 +96,15 @@ type ClusterSetSpec struct {
 	// +listType=set
 	// +optional
 	AllowedServiceAccounts []ServiceAccountName `json:"allowedServiceAccounts,omitempty"`
+
+	// maintenanceWindows are when groups of any ClusterJob may start in
+	// this set's clusters: a group starts only while one of them is open
+	// (and one of the ClusterJob's own, if it names any). Groups that
+	// started run to their end. Unset: any time.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	// +optional
+	MaintenanceWindows []MaintenanceWindow `json:"maintenanceWindows,omitempty"`
 }
 
 // ServiceAccountAllowed tells whether the set allows pods to run as

@@ -62,6 +62,10 @@ const (
 	// ServiceAccount the cluster's set does not allow (or as the hub's
 	// own); no Job was created.
 	ReasonServiceAccountNotAllowed = "ServiceAccountNotAllowed"
+	// ReasonWaitingForWindow: no maintenance window of the run (or of the
+	// cluster's set) is open: the cluster's next group waits for the next
+	// one, which the message names.
+	ReasonWaitingForWindow = "WaitingForWindow"
 	// ReasonSoaking: a gate's soak holds the next group or cluster back.
 	ReasonSoaking = "Soaking"
 	// ReasonNodeFailed: a node of the cluster failed.
@@ -157,6 +161,11 @@ const (
 	// ReasonInvalidJob: the member's API server rejects the Job built from
 	// the template as invalid.
 	ReasonInvalidJob = "InvalidJob"
+	// ReasonNoMaintenanceWindow: no maintenance window of the run (and of
+	// the cluster's set) opens within spec.maxWindowWait, or one cannot be
+	// read (a schedule or time zone the hub does not know); the message
+	// names the field.
+	ReasonNoMaintenanceWindow = "NoMaintenanceWindow"
 	// ReasonMemberError: any other failure of a call to the member.
 	ReasonMemberError = "MemberError"
 )

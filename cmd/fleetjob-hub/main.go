@@ -27,6 +27,10 @@ import (
 	"strings"
 	"time"
 
+	// The hub image is FROM scratch: maintenance windows name IANA time
+	// zones, so their database is built in.
+	_ "time/tzdata"
+
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

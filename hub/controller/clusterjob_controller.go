@@ -114,6 +114,9 @@ type Options struct {
 	// spec.ttlSecondsAfterFinished is kept before the hub deletes it; 0
 	// keeps it until someone does.
 	EndedRunTTL time.Duration
+	// Clock is the hub's clock, the real one when nil: every bound and
+	// maintenance window is measured by it, so tests may set it.
+	Clock clock.PassiveClock
 }
 
 // Reconciler runs ClusterJobs across the fleet: one fleet reconciler over

@@ -60,7 +60,10 @@ func SetupHub(ctx context.Context, mgr, members mcmanager.Manager, provider *clu
 	provider.SetRecorder(recorder)
 	r := &Reconciler{
 		Manager: members, Hub: local.GetClient(), HubReader: local.GetAPIReader(), Members: provider,
-		Recorder: recorder, Clock: clock.RealClock{}, Options: opts,
+		Recorder: recorder, Clock: opts.Clock, Options: opts,
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
 	}
 	if err := r.SetupWithManager(ctx); err != nil {
 		return nil, err

@@ -48,6 +48,10 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	}
 	c.Engaged, c.Reachable, c.Reason, c.Message, c.UnreachableSince = m.Engaged, m.Reachable, m.Reason, m.Message, m.UnreachableSince
 	c.ClusterID = m.ClusterID
+	c.Windows, c.WindowError, c.Error = r.windows(ctx, cj, m.Labels)
+	if c.Error != nil {
+		return c
+	}
 	cl, run, ok := r.member(ctx, cj, m)
 	if !ok {
 		c.Engaged = false

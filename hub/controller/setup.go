@@ -111,6 +111,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 		Watches(&batchv1.Job{}, r.toMemberRun, append(inMembers, mcbuilder.WithPredicates(r.jobChanged()))...).
 		Watches(&corev1.ConfigMap{}, r.toMemberRun, inMembers...).
 		WatchesMetadata(&corev1.Node{}, r.toRunsInCluster, append(inMembers, nodeGone)...).
+		Watches(&fleetv1.ClusterSet{}, r.toUnfinishedRuns, append(watchOnHub, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
 		WatchesRawSource(source.TypedChannel(wakeRuns, handler.TypedEnqueueRequestsFromMapFunc(memberRunRequest))).
 		WithOptions(options(max(1, r.Options.Parallelism))).
 		WithClusterNotFoundWrapper(false).
@@ -244,6 +245,16 @@ func (r *Reconciler) toMemberRuns(multicluster.ClusterName, cluster.Cluster) han
 func (r *Reconciler) toRunsInCluster(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []mcreconcile.Request {
 		return r.runRequests(ctx, client.MatchingFields{runsInCluster: string(name)})
+	})
+}
+
+// toUnfinishedRuns maps a ClusterSet's change to every unfinished
+// MemberRun: a set's maintenance windows that open now start the groups
+// waiting for them within seconds, not at the wake-up the old windows set.
+// Sets change rarely; telling which runs are in the set would cost more.
+func (r *Reconciler) toUnfinishedRuns(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []mcreconcile.Request {
+		return r.runRequests(ctx)
 	})
 }
 

@@ -33,6 +33,7 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/budget"
+	"github.com/fleetjob/fleetjob/pkg/window"
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
@@ -90,6 +91,12 @@ type Cluster struct {
 	// RetryOf, for a retry, is the parent run this cluster runs again (the
 	// MemberRun's spec.retryOf): its plan is derived from the parent's.
 	RetryOf *fleetv1.MemberRetry
+	// Windows is when the cluster's groups may start: the run's
+	// maintenance windows and those of the cluster's set, both open.
+	// WindowError is a window of either that cannot be read, naming its
+	// field.
+	Windows     window.Schedule
+	WindowError error
 }
 
 // Input is everything Decide and Status look at.
@@ -152,15 +159,15 @@ func Decide(in Input) Decision {
 	if _, failed := failure(in, in.Cluster); failed || d.Stopped || d.Held || ptr.Deref(in.Spec.Suspend, false) || finished(in) {
 		return d
 	}
-	ready := c.Engaged && c.Reachable && c.Error == nil
-	if !started(c) {
-		d.Freeze = in.Admitted && ready
+	if !wouldStart(in) || windowHeld(in) {
 		return d
 	}
-	if ready && c.State.Planned {
-		if g, ok := nextGroup(c.State); ok && soakingUntil(in).IsZero() {
-			d.Start = g
-		}
+	if !started(c) {
+		d.Freeze = true
+		return d
+	}
+	if g, ok := nextGroup(c.State); ok {
+		d.Start = g
 	}
 	return d
 }
@@ -422,7 +429,9 @@ func failure(in Input, c Cluster) (clusterFailure, bool) {
 	case c.PlanLost:
 		return clusterFailure{fleetv1.ReasonPlanLost, fmt.Sprintf("the run's frozen plan is gone from the cluster (%d of its Jobs are left there); "+
 			"re-planning could run a node twice, so the cluster stops", c.LeftJobs)}, true
-	case c.Error != nil:
+	case c.Error == nil:
+		return windowFailure(in)
+	default:
 		reason, permanent := spoke.ErrorReason(c.Error)
 		if permanent {
 			return clusterFailure{reason, c.Error.Error()}, true
@@ -518,6 +527,9 @@ func RequeueAfter(in Input) time.Duration {
 	}
 	if !c.HealthRecheck.IsZero() && c.Engaged {
 		due(max(10*time.Millisecond, c.HealthRecheck.Sub(in.Now))) // a node turning Ready sends no event the hub watches
+	}
+	if held, opens, _ := windowWait(in); held {
+		due(max(time.Second, opens.Sub(in.Now))) // a window opens with no event
 	}
 	if until := soakingUntil(in); !until.IsZero() && c.Engaged {
 		due(max(10*time.Millisecond, until.Sub(in.Now))) // a soak ends with no event

@@ -119,6 +119,9 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 	case !soakingUntil(in).IsZero():
 		return fleetv1.ClusterRunning, fleetv1.ReasonSoaking, fmt.Sprintf("Soaking until %s (spec.gates.soak %s after group %s)",
 			soakingUntil(in).UTC().Format(time.RFC3339), in.Spec.Gates.Soak.Duration, in.Cluster.State.Groups[in.Cluster.State.Current()-1].Name)
+	case windowHeld(in):
+		_, opens, _ := windowWait(in)
+		return pendingOrRunning(c), fleetv1.ReasonWaitingForWindow, windowMessage(opens)
 	case deleting(in) && done(in):
 		return fleetv1.ClusterRunning, fleetv1.ReasonRunning, text.Truncate(fmt.Sprintf("deleting %d Jobs of nodes the hub failed, %s first, before the cluster ends",
 			len(c.StartTimedOut), c.StartTimedOut[0]), fleetv1.MaxClusterMessageLength)

@@ -35,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -217,6 +218,8 @@ type hubOptions struct {
 	leaderElect bool
 	// endedRunTTL is --ended-run-ttl (default 0, off).
 	endedRunTTL time.Duration
+	// clock, when set, is the hub's clock (default the real one).
+	clock clock.PassiveClock
 	// metrics, when set, serves /metrics as the --metrics-* flags say
 	// (default: no metrics server).
 	metrics *controller.MetricsServing
@@ -309,7 +312,7 @@ func startHub(o hubOptions) func() {
 	// No minimum age: specs create orphans and want them gone at once; the
 	// live check of each ClusterJob still guards runs.
 	opts.GCMinAge = 0
-	opts.HubID, opts.GCInterval, opts.Tenancy, opts.EndedRunTTL = o.hubID, o.gcInterval, !o.tenancyOff, o.endedRunTTL
+	opts.HubID, opts.GCInterval, opts.Tenancy, opts.EndedRunTTL, opts.Clock = o.hubID, o.gcInterval, !o.tenancyOff, o.endedRunTTL, o.clock
 	_, err = controller.SetupHub(ctx, mgr, members, provider, opts)
 	Expect(err).NotTo(HaveOccurred())
 	var collector *controller.Collector

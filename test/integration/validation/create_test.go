@@ -19,6 +19,7 @@ package validation
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -329,6 +330,39 @@ var _ = Describe("Creating a ClusterJob", func() {
 		Expect(cj.Spec.FailureStrategy).To(Equal(fleetv1.FailureStrategyKeepGoing))
 	})
 
+	DescribeTable("rejects an invalid maintenance window naming the field",
+		func(cj *fleetv1.ClusterJob, want ...string) {
+			expectInvalid(createGenerated(cj), want...)
+		},
+		Entry("no schedule", makeClusterJob().Windows(fleetv1.MaintenanceWindow{Duration: metav1.Duration{Duration: time.Hour}}).Obj(),
+			"spec.maintenanceWindows[0].schedule", "at least 6 chars long"),
+		Entry("a duration under a minute", makeClusterJob().Windows(window("0 22 * * *", 30*time.Second)).Obj(),
+			"spec.maintenanceWindows[0]", "duration must be from 1m to 168h"),
+		Entry("a duration over a week", makeClusterJob().Windows(window("0 22 * * *", 169*time.Hour)).Obj(),
+			"spec.maintenanceWindows[0]", "duration must be from 1m to 168h"),
+		Entry("a time zone with spaces", makeClusterJob().Windows(func() fleetv1.MaintenanceWindow {
+			w := window("0 22 * * *", time.Hour)
+			w.TimeZone = "Europe/New York"
+			return w
+		}()).Obj(), "spec.maintenanceWindows[0].timeZone", "should match"),
+		Entry("a blackout date that is no date", makeClusterJob().Windows(func() fleetv1.MaintenanceWindow {
+			w := window("0 22 * * *", time.Hour)
+			w.BlackoutDates = []fleetv1.Date{"2026-12-24", "24.12.2026"}
+			return w
+		}()).Obj(), "spec.maintenanceWindows[0].blackoutDates[1]", "should match"),
+		Entry("nine windows", makeClusterJob().Windows(slices.Repeat([]fleetv1.MaintenanceWindow{window("0 22 * * *", time.Hour)}, 9)...).Obj(),
+			"spec.maintenanceWindows", "must have at most 8 items"),
+		Entry("maxWindowWait under an hour", makeClusterJob().Windows(window("0 22 * * *", time.Hour)).MaxWindowWait(time.Minute).Obj(),
+			"spec.maxWindowWait", "maxWindowWait must be from 1h to 8784h"),
+	)
+
+	It("accepts maintenance windows at their bounds", func() {
+		w := window("0 22 * * 1-5", 168*time.Hour)
+		w.TimeZone, w.BlackoutDates = "America/Argentina/Buenos_Aires", []fleetv1.Date{"2026-12-24", "2026-12-31"}
+		cj := makeClusterJob().Windows(w, window("@weekly", time.Minute)).MaxWindowWait(8784 * time.Hour).Obj()
+		Expect(createGenerated(cj)).To(Succeed())
+	})
+
 	DescribeTable("accepts values at their bounds",
 		func(cj *fleetv1.ClusterJob) {
 			Expect(createGenerated(cj)).To(Succeed())
@@ -420,6 +454,10 @@ func longDNSSubdomain(n int) string {
 		b.WriteString(repeat("p", min(63, n-b.Len())))
 	}
 	return b.String()
+}
+
+func window(schedule string, d time.Duration) fleetv1.MaintenanceWindow {
+	return fleetv1.MaintenanceWindow{Schedule: schedule, Duration: metav1.Duration{Duration: d}}
 }
 
 func intOrString(n int32) *intstr.IntOrString { v := intstr.FromInt32(n); return &v }

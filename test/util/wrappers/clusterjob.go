@@ -23,6 +23,8 @@ limitations under the License.
 package wrappers
 
 import (
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -145,6 +147,18 @@ func (w *ClusterJobWrapper) FailurePolicy(p fleetv1.FailurePolicy) *ClusterJobWr
 // Gates sets spec.gates.
 func (w *ClusterJobWrapper) Gates(g fleetv1.Gates) *ClusterJobWrapper {
 	w.Spec.Gates = &g
+	return w
+}
+
+// Windows sets spec.maintenanceWindows.
+func (w *ClusterJobWrapper) Windows(ws ...fleetv1.MaintenanceWindow) *ClusterJobWrapper {
+	w.Spec.MaintenanceWindows = ws
+	return w
+}
+
+// MaxWindowWait sets spec.maxWindowWait.
+func (w *ClusterJobWrapper) MaxWindowWait(d time.Duration) *ClusterJobWrapper {
+	w.Spec.MaxWindowWait = &metav1.Duration{Duration: d}
 	return w
 }
 

@@ -31,6 +31,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/member"
 	"github.com/fleetjob/fleetjob/pkg/plan"
+	"github.com/fleetjob/fleetjob/pkg/window"
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
@@ -261,6 +262,14 @@ func (w *ClusterWrapper) Connecting() *ClusterWrapper {
 func (w *ClusterWrapper) Previous(row fleetv1.ClusterStatus) *ClusterWrapper {
 	row.Name = w.Name
 	w.Cluster.Previous = &row
+	return w
+}
+
+// Windows sets Windows, the maintenance windows parsed as the hub parses
+// them, or WindowError when they cannot be.
+func (w *ClusterWrapper) Windows(ws ...fleetv1.MaintenanceWindow) *ClusterWrapper {
+	set, err := window.Parse("spec.maintenanceWindows", ws)
+	w.Cluster.Windows, w.WindowError = window.All(set), err
 	return w
 }
 
