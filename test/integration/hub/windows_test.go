@@ -17,12 +17,14 @@ limitations under the License.
 package hub
 
 import (
+	"fmt"
 	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/naming"
@@ -95,6 +97,39 @@ var _ = Describe("Maintenance windows", func() {
 		}
 		Expect(secondCreated).To(BeTemporally(">=", clk.real(next).Add(-time.Second)))
 		Expect(secondCreated).To(BeTemporally("<", clk.real(next).Add(5*time.Second)))
+	})
+
+	It("a set's windows hold its clusters, and a change of the set that opens one starts the run within seconds", func() {
+		m := members["member-a"]
+		set := &fleetv1.ClusterSet{}
+		Expect(hubC.Get(ctx, client.ObjectKey{Name: fleetv1.DefaultClusterSet}, set)).To(Succeed())
+		setWindows := func(ws ...fleetv1.MaintenanceWindow) {
+			GinkgoHelper()
+			patch := client.MergeFrom(set.DeepCopy())
+			set.Spec.MaintenanceWindows = ws
+			Expect(hubC.Patch(ctx, set, patch)).To(Succeed())
+		}
+		// Closed now: it opens in twelve hours, daily (well within
+		// maxWindowWait).
+		later := clk.Now().Add(12 * time.Hour).UTC()
+		setWindows(fleetv1.MaintenanceWindow{Schedule: fmt.Sprintf("%d %d * * *", later.Minute(), later.Hour()), Duration: metav1.Duration{Duration: time.Minute}})
+		DeferCleanup(setWindows)
+		cj := makeClusterJob("set-window").Clusters(map[string]string{"env": "dev"}).Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func(g Gomega) {
+			runs := memberRuns(g, get(cj)(g))
+			g.Expect(runs).To(HaveLen(1))
+			g.Expect(runs[0].Status.Phase).To(Equal(fleetv1.ClusterPending))
+			g.Expect(runs[0].Status.Reason).To(Equal(fleetv1.ReasonWaitingForWindow))
+			g.Expect(runs[0].Status.Message).To(Equal("Waiting for window: next opens " + later.Truncate(time.Minute).Format(time.RFC3339)))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		Expect(jobNodes(m, cj)).To(BeEmpty())
+
+		// The set's owner opens a window now: the run does not wait for
+		// the wake-up set for twelve hours from now.
+		setWindows(fleetv1.MaintenanceWindow{Schedule: "* * * * *", Duration: metav1.Duration{Duration: time.Hour}})
+		Eventually(func() map[string]int { return jobNodes(m, cj) }).WithTimeout(10 * time.Second).Should(Equal(nodeNames("a", 4)))
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
 	})
 
 	It("a window that never opens fails the run at once, NoMaintenanceWindow, and creates no Job", func() {
