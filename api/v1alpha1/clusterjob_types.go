@@ -203,8 +203,9 @@ const DefaultNodeStartTimeout = 10 * time.Minute
 const DefaultNodeLostTimeout = 10 * time.Minute
 
 // ClusterJobSpec is the desired run. It is immutable after creation except
-// for suspend, so the status can never describe a different spec than the one
-// that ran.
+// for suspend, ttlSecondsAfterFinished, maintenanceWindows and
+// maxWindowWait (which say when, not what, runs), so the status can never
+// describe a different spec than the one that ran.
 // +kubebuilder:validation:XValidation:rule="self.clusterSelector == oldSelf.clusterSelector",message="clusterSelector is immutable",fieldPath=".clusterSelector"
 // +kubebuilder:validation:XValidation:rule="has(self.nodeSelector) == has(oldSelf.nodeSelector) && (!has(self.nodeSelector) || self.nodeSelector == oldSelf.nodeSelector)",message="nodeSelector is immutable",fieldPath=".nodeSelector"
 // +kubebuilder:validation:XValidation:rule="self.strategy == oldSelf.strategy",message="strategy is immutable",fieldPath=".strategy"
@@ -277,7 +278,8 @@ type ClusterJobSpec struct {
 	// set's as well. A group that started runs to its end when the window
 	// closes; the next one waits, its cluster's row saying when the next
 	// window opens, and starts by itself then. Unset: groups start at any
-	// time the set allows.
+	// time the set allows. It may change while the run goes on (a window
+	// extended tonight, a blackout date added): the hub applies it at once.
 	// +kubebuilder:validation:MaxItems=8
 	// +listType=atomic
 	// +optional
@@ -353,9 +355,9 @@ type ClusterJobSpec struct {
 
 	// suspend, while true, starts no new group anywhere; Jobs already running
 	// finish. Setting it back to false resumes the run. On a run that ended
-	// it keeps the run past ttlSecondsAfterFinished. With
-	// ttlSecondsAfterFinished, the only field that may change after
-	// creation.
+	// it keeps the run past ttlSecondsAfterFinished. It may change after
+	// creation, as may ttlSecondsAfterFinished, maintenanceWindows and
+	// maxWindowWait, and no other field.
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
 

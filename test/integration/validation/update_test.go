@@ -149,6 +149,19 @@ var _ = Describe("Updating a ClusterJob", func() {
 		Expect(cj.Spec.Suspend).To(HaveValue(BeFalse()))
 	})
 
+	It("accepts maintenance windows added, changed and removed while the run goes on", func() {
+		cj := created(makeClusterJob())
+		for _, ws := range [][]fleetv1.MaintenanceWindow{
+			{window("0 22 * * 1-5", 6*time.Hour)},
+			{window("0 20 * * 1-5", 8*time.Hour), window("@weekly", time.Hour)},
+			nil,
+		} {
+			cj.Spec.MaintenanceWindows, cj.Spec.MaxWindowWait = ws, &metav1.Duration{Duration: 48 * time.Hour}
+			Expect(k8sClient.Update(ctx, cj)).To(Succeed())
+			Expect(cj.Spec.MaintenanceWindows).To(Equal(ws))
+		}
+	})
+
 	It("accepts a change to labels and annotations", func() {
 		cj := created(makeClusterJob())
 		cj.Labels = map[string]string{"team": "platform"}
