@@ -65,6 +65,12 @@ const (
 	// the clusters and the error) while some are still being created: no
 	// cluster starts before every one exists.
 	ConditionMemberRunsCreated = "MemberRunsCreated"
+	// ConditionApproved, on a run with spec.approval: Unknown while its
+	// canary runs (reason CanaryRunning) or waits for a decision (reason
+	// AwaitingApproval, the message saying until when), True once
+	// approved (reason Approved), False once rejected (Rejected) or past
+	// the timeout (ApprovalTimeout). The message names who decided.
+	ConditionApproved = "Approved"
 )
 
 // Bounds that keep the status of a large fleet small.

@@ -216,6 +216,7 @@ const DefaultNodeLostTimeout = 10 * time.Minute
 // +kubebuilder:validation:XValidation:rule="!has(self.gates) || !has(self.gates.betweenClusters) || has(self.clusterRollout)",message="gates.betweenClusters needs clusterRollout.maxConcurrentClusters: without it every cluster starts at once",fieldPath=".gates.betweenClusters"
 // +kubebuilder:validation:XValidation:rule="has(self.clusterRollout) == has(oldSelf.clusterRollout) && (!has(self.clusterRollout) || self.clusterRollout == oldSelf.clusterRollout)",message="clusterRollout is immutable",fieldPath=".clusterRollout"
 // +kubebuilder:validation:XValidation:rule="self.jobTemplate == oldSelf.jobTemplate",message="jobTemplate is immutable",fieldPath=".jobTemplate"
+// +kubebuilder:validation:XValidation:rule="has(self.approval) == has(oldSelf.approval)",message="approval cannot be added or removed after creation",fieldPath=".approval"
 // +kubebuilder:validation:XValidation:rule="has(self.nodeStartTimeout) == has(oldSelf.nodeStartTimeout) && (!has(self.nodeStartTimeout) || duration(self.nodeStartTimeout) == duration(oldSelf.nodeStartTimeout))",message="nodeStartTimeout is immutable",fieldPath=".nodeStartTimeout"
 // +kubebuilder:validation:XValidation:rule="has(self.nodeLostTimeout) == has(oldSelf.nodeLostTimeout) && (!has(self.nodeLostTimeout) || duration(self.nodeLostTimeout) == duration(oldSelf.nodeLostTimeout))",message="nodeLostTimeout is immutable",fieldPath=".nodeLostTimeout"
 // +kubebuilder:validation:XValidation:rule="has(self.retryOf) == has(oldSelf.retryOf) && (!has(self.retryOf) || self.retryOf == oldSelf.retryOf)",message="retryOf is immutable",fieldPath=".retryOf"
@@ -271,6 +272,14 @@ type ClusterJobSpec struct {
 	// When absent, every selected cluster runs at once.
 	// +optional
 	ClusterRollout *ClusterRollout `json:"clusterRollout,omitempty"`
+
+	// approval holds the run after its canary clusters until a person
+	// approves it (`kubectl fleetjob approve NAME`) or rejects it (`kubectl
+	// fleetjob reject NAME`, which ends it Failed). The ClusterJob's
+	// Approved condition says where it stands and who decided.
+	// clusterRollout and the failure budgets still apply after approval.
+	// +optional
+	Approval *Approval `json:"approval,omitempty"`
 
 	// maintenanceWindows are when groups may start: in each cluster, a
 	// group (the first one too) starts only while one of these windows is

@@ -62,6 +62,19 @@ const (
 	// ServiceAccount the cluster's set does not allow (or as the hub's
 	// own); no Job was created.
 	ReasonServiceAccountNotAllowed = "ServiceAccountNotAllowed"
+	// ReasonCanaryRunning: the run's canary clusters run; the others wait
+	// for the approval.
+	ReasonCanaryRunning = "CanaryRunning"
+	// ReasonAwaitingApproval: the canary ended; the run waits for a
+	// person's decision.
+	ReasonAwaitingApproval = "AwaitingApproval"
+	// ReasonApproved: a person approved the run.
+	ReasonApproved = "Approved"
+	// ReasonRejected: a person rejected the run: it stops, Failed.
+	ReasonRejected = "Rejected"
+	// ReasonApprovalTimeout: no decision came within spec.approval.timeout
+	// of the canary's end: the run stops, Failed.
+	ReasonApprovalTimeout = "ApprovalTimeout"
 	// ReasonWaitingForWindow: no maintenance window of the run (or of the
 	// cluster's set) is open: the cluster's next group waits for the next
 	// one, which the message names.

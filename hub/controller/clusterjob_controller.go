@@ -194,6 +194,7 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 		Selected:            cj.Status.SelectedClusters, Missing: missing, MemberErrorTimeout: r.Options.MemberErrorTimeout,
 		CreatingSince: fleet.CreatingSince(cj.Status.Conditions, now),
 	}
+	r.withCanaryLabels(cj, in.Runs)
 	if createErr != nil {
 		in.CreateError = text.Truncate(createErr.Error(), 512)
 		log.FromContext(ctx).Error(createErr, "Creating MemberRuns", "missing", len(missing))
@@ -217,7 +218,7 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ReasonFailureBudgetExceeded, "suspending the run: " + decision.Suspend})
 	}
 	status := fleet.Status(in, decision, &cj.Status, cj.Generation)
-	prevPhase := cj.Status.Phase
+	prevPhase, prevConditions := cj.Status.Phase, cj.Status.Conditions
 	// Counted on the condition's transition, which the optimistic lock on
 	// the status write makes happen once per run: a halt patch can be
 	// retried by several reconciles.
@@ -232,6 +233,9 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		return ctrl.Result{}, err
+	}
+	if n, ok := approvalNote(prevConditions, status.Conditions); ok {
+		notes = append(notes, n)
 	}
 	if stopped {
 		budgetsExceeded.WithLabelValues(fleet.ScopeRun, string(fleetv1.OnExceededStop)).Inc()

@@ -52,6 +52,9 @@ type Run struct {
 	// deprecated status.clusters, written by an older hub: its MemberRun
 	// has not written its own yet.
 	Legacy bool
+	// Labels are the cluster's registration labels, set only for a run
+	// whose spec.approval.canarySelector needs them.
+	Labels map[string]string
 }
 
 // Input is everything Decide and Status look at.
@@ -156,6 +159,14 @@ func Decide(in Input) Decision {
 		d.Halt = &fleetv1.Halt{Reason: fleetv1.ReasonFailureBudgetExceeded, Message: text.Truncate(cause, fleetv1.MaxClusterMessageLength)}
 		return d
 	}
+	approval := approvalGate(in)
+	if approval.stage == refused {
+		d.Halt = &fleetv1.Halt{Reason: approval.reason, Message: text.Truncate(approval.message, fleetv1.MaxClusterMessageLength)}
+		return d
+	}
+	if approval.stage == awaitingDecision {
+		d.RequeueAfter = approval.deadline.Sub(in.Now) // the deadline passes with no event
+	}
 	suspended := ptr.Deref(in.Spec.Suspend, false)
 	if in.BudgetSuspended && !suspended && onExceeded(in.Spec) == fleetv1.OnExceededSuspend {
 		d.Accept = accept(in)
@@ -176,7 +187,7 @@ func Decide(in Input) Decision {
 	}
 	slots := freeSlots(in)
 	for _, r := range in.Runs {
-		if r.Admitted || finished(r.Row) {
+		if r.Admitted || finished(r.Row) || approval.holds(r.Cluster) {
 			continue
 		}
 		// Clusters take their turn in name order: one admitted but not

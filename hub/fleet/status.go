@@ -71,6 +71,7 @@ func Status(in Input, d Decision, prev *fleetv1.ClusterJobStatus, generation int
 	}
 	setConditions(&st, in, d)
 	setBudgetCondition(&st, in, d)
+	setApprovalCondition(&st, in)
 	return st
 }
 
@@ -243,7 +244,7 @@ func phase(in Input) fleetv1.Phase {
 		failed = failed || r.Row.Phase == fleetv1.ClusterFailed
 	}
 	switch {
-	case done && failed:
+	case done && (failed || approvalGate(in).stage == refused):
 		return fleetv1.PhaseFailed
 	case done:
 		return fleetv1.PhaseCompleted
@@ -307,6 +308,9 @@ func setConditions(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 		if st.Phase == fleetv1.PhasePending {
 			reason = fleetv1.ReasonPending
 		}
+		if g := approvalGate(in); !suspended && (g.stage == canaryRunning || g.stage == awaitingDecision) {
+			progress += "; " + g.message
+		}
 		if suspended {
 			reason = fleetv1.ReasonSuspended
 		} else if until := soakingUntil(in); !until.IsZero() {
@@ -349,6 +353,8 @@ func failedReason(st *fleetv1.ClusterJobStatus, in Input, d Decision) string {
 		return fleetv1.ReasonNoClusters
 	case d.Halt != nil && d.Halt.Reason == fleetv1.ReasonFailureBudgetExceeded:
 		return fleetv1.ReasonFailureBudgetExceeded
+	case d.Halt != nil && (d.Halt.Reason == fleetv1.ReasonRejected || d.Halt.Reason == fleetv1.ReasonApprovalTimeout):
+		return d.Halt.Reason
 	case d.Halt != nil && st.Summary.Nodes.Failed > 0:
 		return fleetv1.ReasonStopped
 	case slices.ContainsFunc(in.Runs, func(r Run) bool { return r.Row.Reason == fleetv1.ReasonFailureBudgetExceeded }):

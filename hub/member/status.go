@@ -162,6 +162,9 @@ func stopPrefix(in Input) string {
 	if in.Halt != nil && in.Halt.Reason == fleetv1.ReasonFailureBudgetExceeded {
 		return "a failure budget"
 	}
+	if in.Halt != nil && (in.Halt.Reason == fleetv1.ReasonRejected || in.Halt.Reason == fleetv1.ReasonApprovalTimeout) {
+		return "spec.approval"
+	}
 	return "failureStrategy exit"
 }
 
