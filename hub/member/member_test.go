@@ -100,6 +100,16 @@ func TestDecideAndStatus(t *testing.T) {
 			want:    member.Decision{Start: member.NoGroup},
 			wantRow: [3]string{"Pending", fleetv1.ReasonWaitingForTurn, "waiting for a slot under clusterRollout.maxConcurrentClusters"},
 		},
+		"not admitted under an approval not given yet: the row says what it may wait for": {
+			cj: func() *fleetv1.ClusterJob {
+				cj := clusterJob(false)
+				cj.Spec.Approval = &fleetv1.Approval{CanaryClusters: ptr.To[int32](1)}
+				return cj
+			}(), cluster: wrappers.MakeCluster("a").Obj(),
+			want: member.Decision{Start: member.NoGroup},
+			wantRow: [3]string{"Pending", fleetv1.ReasonWaitingForTurn, "waiting for its turn: the approval after the canary (spec.approval; " +
+				"see the ClusterJob's Approved condition), or a slot under clusterRollout.maxConcurrentClusters"},
+		},
 		"admitted and ready: its plan is frozen": {
 			cj: keepgoing, cluster: wrappers.MakeCluster("a").Obj(), admitted: true,
 			want:    member.Decision{Freeze: true, Start: member.NoGroup},

@@ -129,6 +129,8 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 		return fleetv1.ClusterRunning, fleetv1.ReasonFailureBudgetExceeded, text.Truncate(budgetExceeded(in)+"; the run is suspended until spec.suspend is set back to false, which accepts these failures", fleetv1.MaxClusterMessageLength)
 	case !started(c) && ptr.Deref(in.Spec.Suspend, false):
 		return fleetv1.ClusterPending, fleetv1.ReasonSuspended, "spec.suspend is true"
+	case !started(c) && !in.Admitted && in.Spec.Approval != nil && in.Spec.Approval.Decision == nil:
+		return fleetv1.ClusterPending, fleetv1.ReasonWaitingForTurn, "waiting for its turn: the approval after the canary (spec.approval; see the ClusterJob's Approved condition), or a slot under clusterRollout.maxConcurrentClusters"
 	case !started(c) && !in.Admitted:
 		return fleetv1.ClusterPending, fleetv1.ReasonWaitingForTurn, "waiting for a slot under clusterRollout.maxConcurrentClusters"
 	case !started(c):
