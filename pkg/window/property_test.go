@@ -41,26 +41,26 @@ func TestNextOpenAgreesWithAScan(t *testing.T) {
 	}{
 		"every 7 minutes for 3": {
 			sets: [][]fleetv1.MaintenanceWindow{{win("*/7 * * * *", 3*time.Minute, "")}},
-			from: at("2026-01-01T00:00:00Z"), days: 365, samples: 200,
+			from: at("2026-01-01T00:00:00Z"), days: 365, samples: 60,
 		},
 		"weeknights in New York with blackouts, across the spring change": {
 			sets: [][]fleetv1.MaintenanceWindow{{win("0 22 * * 1-5", 4*time.Hour, "America/New_York",
 				"2026-03-06", "2026-03-09", "2026-03-10", "2026-03-11", "2026-03-12", "2026-03-13", "2026-03-20")}},
-			from: at("2026-02-25T00:00:00-05:00"), days: 30, samples: 200,
+			from: at("2026-02-25T00:00:00-05:00"), days: 30, samples: 60,
 		},
 		"two Berlin windows with a blackout, across the spring change": {
 			sets: [][]fleetv1.MaintenanceWindow{{
 				win("30 2 * * *", 90*time.Minute, "Europe/Berlin", "2026-03-30"),
 				win("*/20 1-3 * * 0", 10*time.Minute, "Europe/Berlin"),
 			}},
-			from: at("2026-03-20T00:00:00+01:00"), days: 20, samples: 200,
+			from: at("2026-03-20T00:00:00+01:00"), days: 20, samples: 60,
 		},
 		"two Berlin windows with a blackout, across the autumn change": {
 			sets: [][]fleetv1.MaintenanceWindow{{
 				win("30 2 * * *", 90*time.Minute, "Europe/Berlin", "2026-10-26"),
 				win("*/20 1-3 * * 0", 10*time.Minute, "Europe/Berlin"),
 			}},
-			from: at("2026-10-15T00:00:00+02:00"), days: 20, samples: 200,
+			from: at("2026-10-15T00:00:00+02:00"), days: 20, samples: 60,
 		},
 		"Berlin weeknights and UTC weekends, which meet only in winter time": {
 			// Friday 22:00 to 02:00 in Berlin reaches past Saturday 00:00
@@ -69,7 +69,7 @@ func TestNextOpenAgreesWithAScan(t *testing.T) {
 				{win("0 22 * * 1-5", 4*time.Hour, "Europe/Berlin", "2026-11-06")},
 				{win("0 0 * * 6", 48*time.Hour, "")},
 			},
-			from: at("2026-10-01T00:00:00Z"), days: 45, samples: 150,
+			from: at("2026-10-01T00:00:00Z"), days: 45, samples: 20,
 		},
 		"two dense sets and a sparse one": {
 			sets: [][]fleetv1.MaintenanceWindow{
@@ -77,14 +77,14 @@ func TestNextOpenAgreesWithAScan(t *testing.T) {
 				{win("*/5 * * * *", 2*time.Minute, "Asia/Kolkata")},
 				{win("0 9-17 * * 1-5", 20*time.Minute, "America/New_York", "2026-07-03")},
 			},
-			from: at("2026-06-20T00:00:00Z"), days: 30, samples: 150,
+			from: at("2026-06-20T00:00:00Z"), days: 30, samples: 50,
 		},
 		"two sets that never meet": {
 			sets: [][]fleetv1.MaintenanceWindow{
 				{win("0 * * * *", 5*time.Minute, "")},
 				{win("30 * * * *", 10*time.Minute, "")},
 			},
-			from: at("2026-06-20T00:00:00Z"), days: 30, samples: 5,
+			from: at("2026-06-20T00:00:00Z"), days: 30, samples: 2,
 		},
 	}
 	for name, tc := range testCases {
