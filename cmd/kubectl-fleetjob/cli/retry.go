@@ -86,7 +86,8 @@ taint); unreachable (no Job because the cluster could not be reached);
 notrun (no Job because the run stopped first). --cluster (repeatable)
 narrows the retry to some clusters of the run.
 
-The new ClusterJob copies the run's spec without suspend, sets
+The new ClusterJob copies the run's spec without suspend, and without
+the decision of spec.approval (the retry waits for its own), sets
 spec.retryOf and spec.retry, and is named NAME-retry-<random>, or --name.
 Before creating it, the command counts the nodes it will run in each
 cluster, as the run's MemberRuns count them, and refuses when there are
@@ -276,12 +277,12 @@ func memberRows(ctx context.Context, c client.Reader, parent *fleetv1.ClusterJob
 }
 
 // buildRetry is the ClusterJob that retries parent, whose clusters are
-// rows: the parent's spec without suspend, and retryOf and retry for the
-// parent (never those of a parent that is itself a retry, which would
-// retry the grandparent). include nil leaves spec.retry.include to the
-// CRD's default; name "" lets the API server name it after the parent.
-// It refuses what the hub would refuse with RetryRefused, so that nothing
-// is created to fail at once.
+// rows: the parent's spec without suspend nor an approval's decision, and
+// retryOf and retry for the parent (never those of a parent that is itself
+// a retry, which would retry the grandparent). include nil leaves
+// spec.retry.include to the CRD's default; name "" lets the API server name
+// it after the parent. It refuses what the hub would refuse with
+// RetryRefused, so that nothing is created to fail at once.
 func buildRetry(parent *fleetv1.ClusterJob, rows []fleetv1.ClusterStatus, include []fleetv1.RetryInclude, clusters []string, name string) (*fleetv1.ClusterJob, error) {
 	if err := retriable(parent, rows); err != nil {
 		return nil, err
@@ -300,6 +301,11 @@ func buildRetry(parent *fleetv1.ClusterJob, rows []fleetv1.ClusterStatus, includ
 		child.GenerateName = retryPrefix(parent.Name)
 	}
 	child.Spec.Suspend = nil
+	// A retry is a run of its own: it holds after its canary until a
+	// person decides on it, the parent's decision aside.
+	if child.Spec.Approval != nil {
+		child.Spec.Approval.Decision = nil
+	}
 	child.Spec.RetryOf = &fleetv1.RetryOf{Name: parent.Name}
 	child.Spec.Retry = nil
 	if include != nil || clusters != nil {

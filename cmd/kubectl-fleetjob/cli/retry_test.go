@@ -240,6 +240,21 @@ func TestBuildRetry(t *testing.T) {
 			want: retryOf(fullSpec("clean-disks").RetryOf("clean-disks")),
 		},
 		{
+			name: "an approval copied without the parent's decision: the retry waits for its own",
+			parent: func() *fleetv1.ClusterJob {
+				cj := fullSpec("clean-disks").Status(ended(fleetv1.PhaseFailed)).Obj()
+				cj.Spec.Approval = &fleetv1.Approval{CanaryClusters: ptr.To[int32](1),
+					Decision: &fleetv1.ApprovalDecision{Approved: false, User: "alice", Reason: "canary failed"}}
+				return cj
+			}(),
+			rows: rows,
+			want: func() *fleetv1.ClusterJob {
+				cj := retryOf(fullSpec("clean-disks").RetryOf("clean-disks"))
+				cj.Spec.Approval = &fleetv1.Approval{CanaryClusters: ptr.To[int32](1)}
+				return cj
+			}(),
+		},
+		{
 			name:   "--name",
 			parent: fullSpec("clean-disks").Status(ended(fleetv1.PhaseFailed)).Obj(),
 			rows:   rows,

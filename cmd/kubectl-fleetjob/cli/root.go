@@ -100,7 +100,7 @@ get does. Commands that write take --dry-run=none|client|server.
 	flags := cmd.PersistentFlags()
 	o.config.AddFlags(flags)
 	flags.StringVar(&o.registrationNamespace, "registration-namespace", hub.DefaultNamespace, "Hub namespace of the registration Secrets (the hub's --registration-namespace)")
-	cmd.AddCommand(newRegister(o), newUnregister(o), newClusters(o), newStatus(o), newPlan(o), newLogs(o), newSuspend(o, true), newSuspend(o, false), newRetry(o),
+	cmd.AddCommand(newRegister(o), newUnregister(o), newClusters(o), newStatus(o), newPlan(o), newLogs(o), newSuspend(o, true), newSuspend(o, false), newDecide(o, true), newDecide(o, false), newRetry(o),
 		newClusterSets(o), newBind(o), newUnbind(o), newVersion(o))
 	registerFlagCompletions(cmd, o)
 	return cmd, o
