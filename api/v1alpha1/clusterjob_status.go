@@ -68,7 +68,8 @@ const (
 	// ConditionApproved, on a run with spec.approval: Unknown while its
 	// canary runs (reason CanaryRunning) or waits for a decision (reason
 	// AwaitingApproval, the message saying until when), True once
-	// approved (reason Approved), False once rejected (Rejected) or past
+	// approved (reason Approved) or when every cluster is in the canary
+	// (NothingToApprove), False once rejected (Rejected) or past
 	// the timeout (ApprovalTimeout). The message names who decided.
 	ConditionApproved = "Approved"
 )

@@ -70,6 +70,9 @@ const (
 	ReasonAwaitingApproval = "AwaitingApproval"
 	// ReasonApproved: a person approved the run.
 	ReasonApproved = "Approved"
+	// ReasonNothingToApprove: every selected cluster is in the canary:
+	// the run runs everywhere without a decision.
+	ReasonNothingToApprove = "NothingToApprove"
 	// ReasonRejected: a person rejected the run: it stops, Failed.
 	ReasonRejected = "Rejected"
 	// ReasonApprovalTimeout: no decision came within spec.approval.timeout

@@ -74,6 +74,12 @@ func approvalGate(in Input) gate {
 		return gate{stage: refused, reason: fleetv1.ReasonRejected, message: decidedMessage("rejected", d)}
 	}
 	g := gate{stage: canaryRunning, canary: canaryOf(in), reason: fleetv1.ReasonCanaryRunning}
+	if len(in.Missing) == 0 && !slices.ContainsFunc(in.Runs, func(r Run) bool { return !g.canary[r.Cluster] }) {
+		// Every cluster is in the canary: no one is left to hold, and a
+		// run that ran everywhere must not wait for a person to fail it.
+		return gate{stage: notGated, reason: fleetv1.ReasonNothingToApprove,
+			message: fmt.Sprintf("every one of the %d clusters is in the canary: nothing waits for an approval", len(in.Runs))}
+	}
 	ended, last := true, time.Time{}
 	for _, r := range in.Runs {
 		if !g.canary[r.Cluster] {
@@ -181,7 +187,7 @@ func setApprovalCondition(st *fleetv1.ClusterJobStatus, in Input) {
 	}
 	status := metav1.ConditionUnknown
 	switch g.reason {
-	case fleetv1.ReasonApproved:
+	case fleetv1.ReasonApproved, fleetv1.ReasonNothingToApprove:
 		status = metav1.ConditionTrue
 	case fleetv1.ReasonRejected, fleetv1.ReasonApprovalTimeout:
 		status = metav1.ConditionFalse

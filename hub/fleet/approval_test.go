@@ -126,6 +126,11 @@ func TestApproval(t *testing.T) {
 			wantCond: [3]string{"Unknown", fleetv1.ReasonAwaitingApproval, "the canary ended (0 clusters, 0 failed, 0 failed nodes); approve with `kubectl fleetjob approve NAME` " +
 				"or reject with `kubectl fleetjob reject NAME --reason ...` by 2026-05-06T07:58:09Z, when the run fails ApprovalTimeout"},
 		},
+		"every cluster is in the canary: nothing waits for a person": {
+			cj: twoOfThree, runs: []Run{completed("a", 30*time.Minute), completed("b", 20*time.Minute)},
+			want:     Decision{},
+			wantCond: [3]string{"True", fleetv1.ReasonNothingToApprove, "every one of the 2 clusters is in the canary: nothing waits for an approval"},
+		},
 		"a canary of two under maxConcurrentClusters 1: one at a time still": {
 			cj: twoOfThree, runs: []Run{pending("a"), pending("b"), pending("c")},
 			want:     Decision{Admit: []string{"a"}},
