@@ -25,6 +25,10 @@ import (
 	"os/signal"
 	"syscall"
 
+	// plan -f reads maintenance windows in their IANA time zones, as the
+	// hub does, on machines without a zone database (Windows, slim images).
+	_ "time/tzdata"
+
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/cli"
