@@ -18,6 +18,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -76,30 +77,19 @@ func (r *Reconciler) setPolicy(ctx context.Context, labels map[string]string) (s
 // there are no sets, and only the hub's reserved ServiceAccount is
 // refused.
 func (r *Reconciler) checkTemplate(ctx context.Context, cj *fleetv1.ClusterJob, labels map[string]string) error {
-	pod := &cj.Spec.JobTemplate.Spec.Template
-	if !r.Options.Tenancy {
-		return serviceAccountError(podsecurity.CheckServiceAccount("", nil, &pod.Spec))
+	set, policy := "", (*fleetv1.ClusterSetSpec)(nil)
+	if r.Options.Tenancy {
+		name, spec, err := r.setPolicy(ctx, labels)
+		if err != nil {
+			return err
+		}
+		set, policy = name, &spec
 	}
-	set, policy, err := r.setPolicy(ctx, labels)
-	if err != nil {
-		return err
+	var refusal *podsecurity.Refusal
+	if err := podsecurity.CheckTemplate(set, policy, &cj.Spec.JobTemplate.Spec.Template, "no Job was created"); errors.As(err, &refusal) {
+		return &spoke.PermanentError{Reason: refusal.Reason, Err: refusal.Err}
 	}
-	failed, err := podsecurity.Check(policy.PodSecurity, pod)
-	if err != nil {
-		return &spoke.PermanentError{Reason: fleetv1.ReasonPodSecurityViolation, Err: fmt.Errorf("ClusterSet %s: %w", set, err)}
-	}
-	if len(failed) > 0 {
-		return &spoke.PermanentError{Reason: fleetv1.ReasonPodSecurityViolation, Err: fmt.Errorf(
-			"spec.jobTemplate.spec.template does not meet Pod Security level %q of cluster set %s, no Job was created: %s", policy.PodSecurity, set, podsecurity.Describe(failed))}
-	}
-	return serviceAccountError(podsecurity.CheckServiceAccount(set, &policy, &pod.Spec))
-}
-
-func serviceAccountError(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &spoke.PermanentError{Reason: fleetv1.ReasonServiceAccountNotAllowed, Err: fmt.Errorf("%w; no Job was created", err)}
+	return nil
 }
 
 // tokenAccounts are the ServiceAccounts whose token cj's Job pods may

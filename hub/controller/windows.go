@@ -18,7 +18,6 @@ package controller
 
 import (
 	"context"
-	"fmt"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/window"
@@ -30,17 +29,10 @@ import (
 // read, naming its object and field: it fails the cluster when it would
 // hold it. err is a failure to read the set, retried as any.
 func (r *Reconciler) windows(ctx context.Context, cj *fleetv1.ClusterJob, labels map[string]string) (s window.Schedule, bad, err error) {
-	run, bad := window.Parse("spec.maintenanceWindows", cj.Spec.MaintenanceWindows)
-	if bad != nil {
-		return window.Schedule{}, fmt.Errorf("ClusterJob %s: %w", cj.Name, bad), nil
-	}
 	set, policy, err := r.setPolicy(ctx, labels)
 	if err != nil {
 		return window.Schedule{}, nil, err
 	}
-	setWindows, bad := window.Parse("spec.maintenanceWindows", policy.MaintenanceWindows)
-	if bad != nil {
-		return window.Schedule{}, fmt.Errorf("ClusterSet %s: %w", set, bad), nil
-	}
-	return window.All(run, setWindows), nil, nil
+	s, bad = window.ForCluster(cj.Name, cj.Spec.MaintenanceWindows, set, policy.MaintenanceWindows)
+	return s, bad, nil
 }

@@ -150,3 +150,44 @@ func TokenAccounts(policy *fleetv1.ClusterSetSpec, spec *corev1.PodSpec) []strin
 	}
 	return out
 }
+
+// Refusal is why a cluster set's policy refuses a pod template: Reason is
+// ReasonPodSecurityViolation or ReasonServiceAccountNotAllowed.
+type Refusal struct {
+	Reason string
+	Err    error
+}
+
+// Error implements error.
+func (r *Refusal) Error() string { return r.Err.Error() }
+
+// Unwrap returns the refusal's cause.
+func (r *Refusal) Unwrap() error { return r.Err }
+
+// CheckTemplate is the hub's check of a run's pod template against the
+// policy of cluster set set before a cluster's plan freezes, and the
+// preview's: nil when the set allows it, else a *Refusal saying why not (a
+// level that cannot be checked refuses too). A nil policy is a hub without
+// tenancy: only the hub's reserved ServiceAccount is refused. outcome says
+// what the refusal means for the run ("no Job was created" for the hub,
+// "no Job would be created" for a preview).
+func CheckTemplate(set string, policy *fleetv1.ClusterSetSpec, tmpl *corev1.PodTemplateSpec, outcome string) error {
+	account := func(err error) error {
+		if err == nil {
+			return nil
+		}
+		return &Refusal{Reason: fleetv1.ReasonServiceAccountNotAllowed, Err: fmt.Errorf("%w; %s", err, outcome)}
+	}
+	if policy == nil {
+		return account(CheckServiceAccount("", nil, &tmpl.Spec))
+	}
+	failed, err := Check(policy.PodSecurity, tmpl)
+	if err != nil {
+		return &Refusal{Reason: fleetv1.ReasonPodSecurityViolation, Err: fmt.Errorf("ClusterSet %s: %w", set, err)}
+	}
+	if len(failed) > 0 {
+		return &Refusal{Reason: fleetv1.ReasonPodSecurityViolation, Err: fmt.Errorf(
+			"spec.jobTemplate.spec.template does not meet Pod Security level %q of cluster set %s, %s: %s", policy.PodSecurity, set, outcome, Describe(failed))}
+	}
+	return account(CheckServiceAccount(set, policy, &tmpl.Spec))
+}

@@ -159,3 +159,50 @@ func TestCheckServiceAccount(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckTemplate: the refusal's reason tells a Pod Security violation
+// from a ServiceAccount the set does not allow; without tenancy only the
+// reserved account is refused; outcome ends what the hub or the preview
+// says.
+func TestCheckTemplate(t *testing.T) {
+	tmpl := func(account string, privileged bool) *corev1.PodTemplateSpec {
+		c := corev1.Container{Name: "main", Image: "busybox"}
+		if privileged {
+			c.SecurityContext = &corev1.SecurityContext{Privileged: ptr.To(true)}
+		}
+		return &corev1.PodTemplateSpec{Spec: corev1.PodSpec{ServiceAccountName: account, Containers: []corev1.Container{c}}}
+	}
+	baseline := &fleetv1.ClusterSetSpec{PodSecurity: fleetv1.PodSecurityBaseline}
+	testCases := map[string]struct {
+		policy      *fleetv1.ClusterSetSpec
+		tmpl        *corev1.PodTemplateSpec
+		wantReason  string
+		wantMessage string
+	}{
+		"allowed": {policy: baseline, tmpl: tmpl("", false)},
+		"privileged under baseline": {policy: baseline, tmpl: tmpl("", true), wantReason: fleetv1.ReasonPodSecurityViolation,
+			wantMessage: `spec.jobTemplate.spec.template does not meet Pod Security level "baseline" of cluster set team-a, no Job was created: privileged: container "main" must not set securityContext.privileged=true`},
+		"an account the set does not allow": {policy: baseline, tmpl: tmpl("builder", false), wantReason: fleetv1.ReasonServiceAccountNotAllowed,
+			wantMessage: `spec.jobTemplate.spec.template.spec.serviceAccountName: ServiceAccount "builder" is not in allowedServiceAccounts of cluster set team-a (default); no Job was created`},
+		"no tenancy: any account, privileged too": {tmpl: tmpl("builder", true)},
+		"no tenancy: not the hub's": {tmpl: tmpl(fleetv1.ReservedServiceAccount, false), wantReason: fleetv1.ReasonServiceAccountNotAllowed,
+			wantMessage: `spec.jobTemplate.spec.template.spec.serviceAccountName: ServiceAccount "fleetjob-hub" is the name of the hub's own identity in members registered before it moved out of the work namespace; no template may run as it; no Job was created`},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			err := CheckTemplate("team-a", tc.policy, tc.tmpl, "no Job was created")
+			var got Refusal
+			if r, ok := err.(*Refusal); ok {
+				got = Refusal{Reason: r.Reason}
+				if r.Error() != tc.wantMessage {
+					t.Errorf("message = %q\nwant %q", r.Error(), tc.wantMessage)
+				}
+			} else if err != nil {
+				t.Fatalf("CheckTemplate() = %v, not a *Refusal", err)
+			}
+			if diff := cmp.Diff(Refusal{Reason: tc.wantReason}, got); diff != "" {
+				t.Errorf("refusal (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

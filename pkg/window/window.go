@@ -404,3 +404,19 @@ func (s Schedule) NextOpen(t, limit time.Time) (time.Time, bool) {
 	}
 	return time.Time{}, false
 }
+
+// ForCluster is when a run's groups may start in a cluster of set: while
+// one of the run's windows (those of ClusterJob job) and one of the set's
+// are open. An error names the object and the field of a window that
+// cannot be read. The hub and the preview both read windows so.
+func ForCluster(job string, run []fleetv1.MaintenanceWindow, set string, setWindows []fleetv1.MaintenanceWindow) (Schedule, error) {
+	own, err := Parse("spec.maintenanceWindows", run)
+	if err != nil {
+		return Schedule{}, fmt.Errorf("ClusterJob %s: %w", job, err)
+	}
+	theirs, err := Parse("spec.maintenanceWindows", setWindows)
+	if err != nil {
+		return Schedule{}, fmt.Errorf("ClusterSet %s: %w", set, err)
+	}
+	return All(own, theirs), nil
+}

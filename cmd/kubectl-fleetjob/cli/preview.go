@@ -556,58 +556,39 @@ func previewCount(n int, word string) string {
 // allowedServiceAccounts. Without tenancy only the hub's reserved
 // ServiceAccount is refused.
 func podSecurityVerdict(tenancy bool, set string, policy *fleetv1.ClusterSetSpec, policyErr error, tmpl *corev1.PodTemplateSpec) render.PodSecurityVerdict {
-	const noJob = "; no Job would be created"
-	refusedAccount := func(err error) render.PodSecurityVerdict {
-		return render.PodSecurityVerdict{Verdict: render.VerdictRefused, Reason: fleetv1.ReasonServiceAccountNotAllowed, Message: err.Error() + noJob}
-	}
-	if !tenancy {
-		if err := podsecurity.CheckServiceAccount("", nil, &tmpl.Spec); err != nil {
-			return refusedAccount(err)
-		}
-		return render.PodSecurityVerdict{Verdict: render.VerdictNotChecked}
-	}
-	if policy == nil {
+	if tenancy && policy == nil {
 		return render.PodSecurityVerdict{Verdict: render.VerdictUnknown, Message: fmt.Sprintf("cluster set %s: %v", set, policyErr)}
 	}
-	level := string(policy.PodSecurity)
-	failed, err := podsecurity.Check(policy.PodSecurity, tmpl)
-	if err != nil {
-		return render.PodSecurityVerdict{Level: level, Verdict: render.VerdictRefused, Reason: fleetv1.ReasonPodSecurityViolation, Message: fmt.Sprintf("ClusterSet %s: %v", set, err)}
+	v := render.PodSecurityVerdict{Verdict: render.VerdictAllowed}
+	if !tenancy {
+		set, policy, v.Verdict = "", nil, render.VerdictNotChecked
+	} else {
+		v.Level = string(policy.PodSecurity)
 	}
-	if len(failed) > 0 {
-		return render.PodSecurityVerdict{Level: level, Verdict: render.VerdictRefused, Reason: fleetv1.ReasonPodSecurityViolation, Message: fmt.Sprintf(
-			"spec.jobTemplate.spec.template does not meet Pod Security level %q of cluster set %s: %s%s", level, set, podsecurity.Describe(failed), noJob)}
+	var refusal *podsecurity.Refusal
+	if err := podsecurity.CheckTemplate(set, policy, tmpl, "no Job would be created"); errors.As(err, &refusal) {
+		v.Verdict, v.Reason, v.Message = render.VerdictRefused, refusal.Reason, refusal.Err.Error()
 	}
-	if err := podsecurity.CheckServiceAccount(set, policy, &tmpl.Spec); err != nil {
-		v := refusedAccount(err)
-		v.Level = level
-		return v
-	}
-	return render.PodSecurityVerdict{Level: level, Verdict: render.VerdictAllowed}
+	return v
 }
 
 // windowState is whether the windows of the run and of the cluster's set
 // (pkg/window, as the hub reads them) let a group start at now, and when
 // they next open within spec.maxWindowWait.
 func windowState(cj *fleetv1.ClusterJob, set string, policy *fleetv1.ClusterSetSpec, policyErr error, now time.Time) render.WindowState {
-	run, err := window.Parse("spec.maintenanceWindows", cj.Spec.MaintenanceWindows)
-	if err != nil {
-		return render.WindowState{State: render.WindowInvalid, Message: fmt.Sprintf("ClusterJob %s: %v: the hub would fail the cluster %s", cj.Name, err, fleetv1.ReasonNoMaintenanceWindow)}
-	}
 	if policy == nil {
 		if len(cj.Spec.MaintenanceWindows) == 0 {
 			return render.WindowState{State: render.WindowUnknown, Message: fmt.Sprintf("the run names no window; those of cluster set %s are unknown", set)}
 		}
 		return render.WindowState{State: render.WindowUnknown, Message: fmt.Sprintf("the windows of cluster set %s are unknown", set)}
 	}
-	setWindows, err := window.Parse("spec.maintenanceWindows", policy.MaintenanceWindows)
+	s, err := window.ForCluster(cj.Name, cj.Spec.MaintenanceWindows, set, policy.MaintenanceWindows)
 	if err != nil {
-		return render.WindowState{State: render.WindowInvalid, Message: fmt.Sprintf("ClusterSet %s: %v: the hub would fail the cluster %s", set, err, fleetv1.ReasonNoMaintenanceWindow)}
+		return render.WindowState{State: render.WindowInvalid, Message: fmt.Sprintf("%v: the hub would fail the cluster %s", err, fleetv1.ReasonNoMaintenanceWindow)}
 	}
 	if len(cj.Spec.MaintenanceWindows) == 0 && len(policy.MaintenanceWindows) == 0 {
 		return render.WindowState{State: render.WindowAny}
 	}
-	s := window.All(run, setWindows)
 	if s.Open(now) {
 		return render.WindowState{State: render.WindowOpen}
 	}

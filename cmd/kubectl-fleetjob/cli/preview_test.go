@@ -268,7 +268,7 @@ func TestPreviewVerdicts(t *testing.T) {
 			want: []render.ClusterPreview{
 				{Cluster: "eu-1", ClusterSet: "team-a", Start: render.StartNow, MemberContext: "member", Plan: eu1Plan, Window: anyTime,
 					PodSecurity: render.PodSecurityVerdict{Level: "restricted", Verdict: render.VerdictRefused, Reason: fleetv1.ReasonPodSecurityViolation,
-						Message: `spec.jobTemplate.spec.template does not meet Pod Security level "restricted" of cluster set team-a: allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile: container "work" must set securityContext.allowPrivilegeEscalation=false; container "work" must set securityContext.capabilities.drop=["ALL"]; pod or container "work" must set securityContext.runAsNonRoot=true; pod or container "work" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost"; no Job would be created`}},
+						Message: `spec.jobTemplate.spec.template does not meet Pod Security level "restricted" of cluster set team-a, no Job would be created: allowPrivilegeEscalation != false, unrestricted capabilities, runAsNonRoot != true, seccompProfile: container "work" must set securityContext.allowPrivilegeEscalation=false; container "work" must set securityContext.capabilities.drop=["ALL"]; pod or container "work" must set securityContext.runAsNonRoot=true; pod or container "work" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost"`}},
 			},
 		},
 		{
