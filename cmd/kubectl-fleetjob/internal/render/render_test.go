@@ -143,6 +143,20 @@ us-1      Running     [....................] 0/1   [>>>>>>>>>>>>>>>>>>>>] 0/5   
 			want: "clusterjob default/clean-disks: Running   clusters 1/3   nodes 14/26, 1 skipped   failed 1   suspended\n",
 		},
 		{
+			name: "awaiting approval",
+			cj: func() *fleetv1.ClusterJob {
+				cj := fixture()
+				cj.Status.Clusters = cj.Status.Clusters[:1]
+				cj.Status.Conditions = []metav1.Condition{{Type: fleetv1.ConditionApproved, Status: metav1.ConditionUnknown, Reason: fleetv1.ReasonAwaitingApproval}}
+				return cj
+			}(),
+			want: `clusterjob default/clean-disks: Running   clusters 1/3   nodes 14/26, 1 skipped   failed 1   awaiting approval (kubectl fleetjob approve|reject clean-disks)
+
+CLUSTER   PHASE       GROUPS                       NODES                          FAILED   REACHABLE   MESSAGE
+eu-1      Completed   [####################] 4/4   [####################] 10/10   0        yes         Completed: 10 of 10 nodes succeeded
+`,
+		},
+		{
 			name: "no status yet",
 			cj:   fresh,
 			want: "clusterjob ops/fresh: Pending   clusters 0/0   nodes 0/0   failed 0\n\nNo clusters yet: the hub has not selected any.\n",

@@ -60,6 +60,14 @@ func summary(cj *fleetv1.ClusterJob, p Palette) string {
 	if meta.IsStatusConditionTrue(st.Conditions, fleetv1.ConditionSuspended) {
 		line += "   " + p.paint(yellow, "suspended")
 	}
+	if c := meta.FindStatusCondition(st.Conditions, fleetv1.ConditionApproved); c != nil && !st.Phase.IsFinished() {
+		switch c.Reason {
+		case fleetv1.ReasonCanaryRunning:
+			line += "   canary running"
+		case fleetv1.ReasonAwaitingApproval:
+			line += "   " + p.paint(yellow, "awaiting approval") + " (kubectl fleetjob approve|reject " + cj.Name + ")"
+		}
+	}
 	return line + "\n"
 }
 
