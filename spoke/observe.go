@@ -50,6 +50,15 @@ type observeOptions struct {
 	derivations *Derivations
 	records     *Records
 	informers   *Informers
+	limit       int
+	limited     bool
+}
+
+// WithLimit has StartGroup start at most k of the group's Pending nodes,
+// the first in plan order: a disruption budget's grant. The others stay
+// Pending and the group current, for a later start. k <= 0 starts none.
+func WithLimit(k int) ObserveOption {
+	return func(o *observeOptions) { o.limit, o.limited = k, true }
 }
 
 // WithInformers has Observe read the run's Jobs and the nodes from the

@@ -80,7 +80,7 @@ const createParallelism = 32
 // created; one that does not is a *ConflictError (find it with errors.As:
 // several are joined), and the other nodes are still started. live must
 // read from the API server. On any other error StartGroup stops creating
-// and returns it. opts may hold WithRecords.
+// and returns it. opts may hold WithRecords and WithLimit.
 func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, group int, opts ...ObserveOption) ([]batchv1.Job, []plan.SkippedNode, error) {
 	if group < 0 || group >= len(st.Groups) {
 		return nil, nil, fmt.Errorf("group %d is not in the plan of cluster %s, which has %d groups", group, run.Cluster, len(st.Groups))
@@ -91,7 +91,7 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 	}
 	var pending []string
 	for _, n := range st.Nodes {
-		if n.Group == group && n.Phase == NodePending {
+		if n.Group == group && n.Phase == NodePending && (!o.limited || len(pending) < o.limit) {
 			pending = append(pending, n.Node)
 		}
 	}

@@ -411,3 +411,36 @@ func TestObserveJudgesUnstartedNodesFromTheStoredRecord(t *testing.T) {
 		t.Errorf("node phases mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestStartGroupWithLimit starts a group in waves, as a disruption budget
+// grants it: each start creates the first Pending nodes up to its limit,
+// the group stays current, and every node gets exactly one Job.
+func TestStartGroupWithLimit(t *testing.T) {
+	c := fake.NewClientBuilder().WithObjects(nodeObjects("a", "b", "c", "d", "e")...).Build()
+	all := allOf("a", "b", "c", "d", "e")
+	run := testRun(makeClusterJob("reboot").Obj())
+	var waves [][]string
+	for _, limit := range []int{0, 2, 1, 5} {
+		var jobs batchv1.JobList
+		if err := c.List(context.Background(), &jobs); err != nil {
+			t.Fatal(err)
+		}
+		st := Derive(&all, jobs.Items, present("a", "b", "c", "d", "e"), Results{})
+		created, _, err := StartGroup(context.Background(), c, c, run, &st, 0, WithLimit(limit))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waves = append(waves, jobNodes(created))
+	}
+	want := [][]string{nil, {"a", "b"}, {"c"}, {"d", "e"}}
+	if diff := cmp.Diff(want, waves); diff != "" {
+		t.Errorf("waves (-want +got):\n%s", diff)
+	}
+	var jobs batchv1.JobList
+	if err := c.List(context.Background(), &jobs); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c", "d", "e"}, jobNodes(jobs.Items)); diff != "" {
+		t.Errorf("one Job per node (-want +got):\n%s", diff)
+	}
+}

@@ -221,6 +221,7 @@ const DefaultNodeLostTimeout = 10 * time.Minute
 // +kubebuilder:validation:XValidation:rule="has(self.nodeLostTimeout) == has(oldSelf.nodeLostTimeout) && (!has(self.nodeLostTimeout) || duration(self.nodeLostTimeout) == duration(oldSelf.nodeLostTimeout))",message="nodeLostTimeout is immutable",fieldPath=".nodeLostTimeout"
 // +kubebuilder:validation:XValidation:rule="has(self.retryOf) == has(oldSelf.retryOf) && (!has(self.retryOf) || self.retryOf == oldSelf.retryOf)",message="retryOf is immutable",fieldPath=".retryOf"
 // +kubebuilder:validation:XValidation:rule="has(self.retry) == has(oldSelf.retry) && (!has(self.retry) || self.retry == oldSelf.retry)",message="retry is immutable",fieldPath=".retry"
+// +kubebuilder:validation:XValidation:rule="(has(self.disruptive) && self.disruptive) == (has(oldSelf.disruptive) && oldSelf.disruptive)",message="disruptive is immutable",fieldPath=".disruptive"
 // +kubebuilder:validation:XValidation:rule="!has(self.retry) || has(self.retryOf)",message="retry needs retryOf: it says which nodes of that run to run again",fieldPath=".retry"
 type ClusterJobSpec struct {
 	// clusterSelector selects the registered member clusters that take part,
@@ -361,6 +362,15 @@ type ClusterJobSpec struct {
 	// of its clusters. Default: the failed nodes, in every cluster.
 	// +optional
 	Retry *Retry `json:"retry,omitempty"`
+
+	// disruptive says that the Job disrupts its node (a reboot, a kernel
+	// or agent upgrade): the run counts against every
+	// FleetDisruptionBudget selecting its clusters, and its nodes start
+	// only as the budgets have room, shared with every other disruptive
+	// run. A node is disrupted from its Job's creation until it succeeded
+	// and passed its nodeHealth gate, or failed.
+	// +optional
+	Disruptive bool `json:"disruptive,omitempty"`
 
 	// suspend, while true, starts no new group anywhere; Jobs already running
 	// finish. Setting it back to false resumes the run. On a run that ended

@@ -82,6 +82,10 @@ const (
 	// cluster's set) is open: the cluster's next group waits for the next
 	// one, which the message names.
 	ReasonWaitingForWindow = "WaitingForWindow"
+	// ReasonWaitingForBudget: a FleetDisruptionBudget has no room for the
+	// cluster's next nodes: they wait until nodes of any disruptive run
+	// finish, the message naming the budget and who holds it.
+	ReasonWaitingForBudget = "WaitingForBudget"
 	// ReasonSoaking: a gate's soak holds the next group or cluster back.
 	ReasonSoaking = "Soaking"
 	// ReasonNodeFailed: a node of the cluster failed.

@@ -97,6 +97,11 @@ type Cluster struct {
 	// field.
 	Windows     window.Schedule
 	WindowError error
+	// BudgetHold, when set, says which FleetDisruptionBudget holds
+	// BudgetWaiting nodes of the group that starts: the ledger granted
+	// fewer starts than the group has Pending nodes.
+	BudgetHold    string
+	BudgetWaiting int
 }
 
 // Input is everything Decide and Status look at.
@@ -149,6 +154,10 @@ type Decision struct {
 	// RequeueAfter is the next deadline or retry that no watch event will
 	// announce: a timeout, the retry of a failed call, the end of a grace.
 	RequeueAfter time.Duration
+	// Limit, when Limited, is the most nodes of group Start to start now:
+	// what the fleet's disruption budgets granted.
+	Limit   int
+	Limited bool
 }
 
 // Decide returns the actions for this reconcile.
@@ -492,6 +501,10 @@ func failingSince(in Input, c Cluster) time.Time {
 // this long, and a cluster that fails for minutes costs two calls a minute.
 const maxRetryInterval = 30 * time.Second
 
+// budgetRecheck is how often a cluster held by a disruption budget asks
+// again without being woken.
+const budgetRecheck = 30 * time.Second
+
 // RequeueAfter is how soon the run must be looked at again when no watch
 // event may come: the next unreachable timeout, the retry of a cluster whose
 // work failed (backing off from 1 s, doubling with the time it has failed,
@@ -527,6 +540,12 @@ func RequeueAfter(in Input) time.Duration {
 	}
 	if !c.HealthRecheck.IsZero() && c.Engaged {
 		due(max(10*time.Millisecond, c.HealthRecheck.Sub(in.Now))) // a node turning Ready sends no event the hub watches
+	}
+	if c.BudgetHold != "" {
+		// The ledger wakes a held run when room frees; this bounds a
+		// wake that never comes (room freed by a budget's deletion
+		// while the hub restarted).
+		due(budgetRecheck)
 	}
 	if held, opens, _ := windowWait(in); held {
 		due(max(time.Second, opens.Sub(in.Now))) // a window opens with no event

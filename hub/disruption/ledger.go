@@ -1,0 +1,267 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package disruption keeps the fleet's count of disrupted nodes and grants
+// node starts under FleetDisruptionBudgets. Member reconciles of different
+// runs run in parallel, so the count that decides a grant cannot be read
+// from the MemberRuns' rows (a reconcile behind, and written after the
+// start): it is a ledger in the hub's memory, which every disruptive run
+// updates from what it observed in its member, and in which a grant is
+// reserved in the same critical section that decides it.
+package disruption
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Key names one disruptive run in one cluster: its MemberRun.
+type Key struct {
+	// Run is the MemberRun.
+	Run types.NamespacedName
+	// ClusterJob is the run's ClusterJob, in Run's namespace: rows name it.
+	ClusterJob string
+	// Cluster is the member cluster.
+	Cluster string
+}
+
+// Cap is one budget's limits as they bear on a start in one cluster.
+type Cap struct {
+	// Budget is the FleetDisruptionBudget's name.
+	Budget string
+	// PerCluster caps the disrupted nodes of the cluster; 0 when the
+	// budget sets no per-cluster cap.
+	PerCluster int
+	// Total caps the disrupted nodes of every cluster in Clusters
+	// together; 0 when the budget sets no total.
+	Total int
+	// Clusters are the clusters the budget selects.
+	Clusters map[string]bool
+}
+
+// Request asks for node starts in one cluster.
+type Request struct {
+	Key
+	// Want is how many nodes the run would start now.
+	Want int
+	// Caps are the budgets selecting Key.Cluster.
+	Caps []Cap
+	// StandIns are the disrupted nodes of runs the ledger has not observed
+	// since the hub started, as their last written rows say: used where
+	// the ledger has no entry of the run.
+	StandIns map[Key]int
+}
+
+// Grant is the answer to a Request.
+type Grant struct {
+	// Nodes is how many nodes may start now, at most Want: all of them
+	// when no cap binds.
+	Nodes int
+	// Hold, when Nodes < Want, says which budget holds the rest and who
+	// has its room: the cluster's row shows it.
+	Hold string
+}
+
+// entry is one run's count in one cluster: the nodes it was seen to have
+// disrupted, and those it was granted and has not been seen to start yet.
+type entry struct{ observed, reserved int }
+
+func (e entry) count() int { return e.observed + e.reserved }
+
+// Ledger is the hub's count of disrupted nodes, per run and cluster. It is
+// safe for concurrent use; its zero value is not: use NewLedger.
+type Ledger struct {
+	mu      sync.Mutex
+	entries map[Key]entry
+	// waiting are the runs a grant held back, to be woken when room frees.
+	waiting map[Key]bool
+	freed   chan struct{}
+}
+
+// NewLedger returns an empty ledger: after a hub start, grants count the
+// runs not observed yet at their stand-ins.
+func NewLedger() *Ledger {
+	return &Ledger{entries: map[Key]entry{}, waiting: map[Key]bool{}, freed: make(chan struct{}, 1)}
+}
+
+// Observe sets the nodes the run disrupts in its cluster as its member
+// reconcile derived them (Jobs created and not finished, nodes awaiting
+// their health verdict), and releases what it had reserved: a node
+// granted and started is among them now, one granted and not started never
+// will be without another grant.
+func (l *Ledger) Observe(k Key, disrupted int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old, seen := l.entries[k]
+	l.entries[k] = entry{observed: disrupted}
+	if !seen || disrupted < old.count() {
+		l.signal()
+	}
+}
+
+// Forget drops the run's entry: it finished, or its ClusterJob is gone.
+func (l *Ledger) Forget(k Key) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, ok := l.entries[k]; ok {
+		delete(l.entries, k)
+		if e.count() > 0 {
+			l.signal()
+		}
+	}
+	delete(l.waiting, k)
+}
+
+// Grant decides how many of the nodes asked for may start now under every
+// cap, and reserves them at once: a grant to a parallel reconcile of
+// another run counts them. A run granted less than it asked for is woken
+// (Freed) when room frees.
+func (l *Ledger) Grant(req Request) Grant {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	usage := maps.Clone(req.StandIns)
+	if usage == nil {
+		usage = map[Key]int{}
+	}
+	for k, e := range l.entries {
+		usage[k] = e.count()
+	}
+	g := Decide(req.Key, req.Want, req.Caps, usage)
+	if g.Nodes > 0 {
+		e := l.entries[req.Key]
+		e.reserved += g.Nodes
+		l.entries[req.Key] = e
+	}
+	if g.Nodes < req.Want {
+		l.waiting[req.Key] = true
+	} else {
+		delete(l.waiting, req.Key)
+	}
+	return g
+}
+
+// Freed is signalled when room may have freed for a run a grant held
+// back; Waiting then says which.
+func (l *Ledger) Freed() <-chan struct{} { return l.freed }
+
+// Waiting returns the runs a grant held back and forgets them: each asks
+// again when woken, and is held again if there is still no room.
+func (l *Ledger) Waiting() []Key {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	keys := slices.Collect(maps.Keys(l.waiting))
+	clear(l.waiting)
+	return keys
+}
+
+// Wake signals Freed: a budget changed, and any held run may have room.
+func (l *Ledger) Wake() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.signal()
+}
+
+// signal wakes the waiting runs' relay; one pending signal covers many.
+func (l *Ledger) signal() {
+	if len(l.waiting) == 0 {
+		return
+	}
+	select {
+	case l.freed <- struct{}{}:
+	default:
+	}
+}
+
+// Decide is how many of want nodes of run k may start under caps, given
+// every run's disrupted nodes (usage, k's own included): the least room
+// any cap leaves, never below 0. It is pure.
+func Decide(k Key, want int, caps []Cap, usage map[Key]int) Grant {
+	g := Grant{Nodes: want}
+	for _, c := range caps {
+		if c.PerCluster > 0 {
+			if room, held := fits(c.PerCluster, inCluster(usage, k.Cluster)); room < g.Nodes {
+				g.Nodes = room
+				g.Hold = fmt.Sprintf("FleetDisruptionBudget %s caps cluster %s at %d disrupted nodes; %d are (%s)", c.Budget, k.Cluster, c.PerCluster, held.total, held)
+			}
+		}
+		if c.Total > 0 {
+			if room, held := fits(c.Total, inClusters(usage, c.Clusters)); room < g.Nodes {
+				g.Nodes = room
+				g.Hold = fmt.Sprintf("FleetDisruptionBudget %s caps its %d clusters at %d disrupted nodes together; %d are (%s)", c.Budget, len(c.Clusters), c.Total, held.total, held)
+			}
+		}
+	}
+	return g
+}
+
+// fits is the room a cap leaves over the usage it covers.
+func fits(limit int, held holders) (int, holders) { return max(0, limit-held.total), held }
+
+// holders are the runs counted against one cap.
+type holders struct {
+	total int
+	by    map[string]int
+}
+
+// String names the runs holding a cap, most nodes first, at most five.
+func (h holders) String() string {
+	names := slices.SortedFunc(maps.Keys(h.by), func(a, b string) int {
+		if h.by[a] != h.by[b] {
+			return h.by[b] - h.by[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, 0, min(len(names), 6))
+	for i, n := range names {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("%d more", len(names)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", n, h.by[n]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func inCluster(usage map[Key]int, cluster string) holders {
+	return count(usage, func(k Key) bool { return k.Cluster == cluster }, false)
+}
+
+func inClusters(usage map[Key]int, clusters map[string]bool) holders {
+	return count(usage, func(k Key) bool { return clusters[k.Cluster] }, true)
+}
+
+// count sums the usage of the keys in scope, by run (and cluster, when the
+// scope spans several).
+func count(usage map[Key]int, in func(Key) bool, withCluster bool) holders {
+	h := holders{by: map[string]int{}}
+	for k, n := range usage {
+		if n <= 0 || !in(k) {
+			continue
+		}
+		name := k.Run.Namespace + "/" + k.ClusterJob
+		if withCluster {
+			name += " in " + k.Cluster
+		}
+		h.total += n
+		h.by[name] += n
+	}
+	return h
+}
