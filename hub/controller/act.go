@@ -92,7 +92,7 @@ func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, c *member.
 	var created []string
 	var skipped []plan.SkippedNode
 	if d.Start != member.NoGroup && err == nil {
-		created, skipped, err = r.startGroup(ctx, cj, c, d.Start, add)
+		created, skipped, err = r.startGroup(ctx, cj, c, d, add)
 	} else if d.Freeze {
 		err = r.freezePlan(ctx, cj, c, add)
 	}
@@ -199,9 +199,11 @@ func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob,
 	return nil
 }
 
-// startGroup creates the Jobs of group g in the cluster, and returns the
-// nodes it created Jobs for and those it skipped.
-func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, g int, add func(note)) ([]string, []plan.SkippedNode, error) {
+// startGroup creates the Jobs of the group d starts in the cluster (no
+// more than d.Limit of them when d is Limited), and returns the nodes it
+// created Jobs for and those it skipped.
+func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, d member.Decision, add func(note)) ([]string, []plan.SkippedNode, error) {
+	g := d.Start
 	m, _ := r.Members.Member(c.Name)
 	cl, run, ok := r.member(ctx, cj, m)
 	if !ok {
@@ -222,7 +224,11 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	writer := &firstCreate{Client: cl.GetClient(), clock: r.Clock}
 	uid, cluster, group := naming.LabelValue(string(cj.UID)), naming.LabelValue(c.Name), c.State.Groups[g]
 	r.pace.groupStarting(uid, cluster, g, group.Pending+group.Running)
-	created, skipped, err := spoke.StartGroup(ctx, writer, cl.GetAPIReader(), run, &c.State, g, spoke.WithRecords(&r.records))
+	opts := []spoke.ObserveOption{spoke.WithRecords(&r.records)}
+	if d.Limited {
+		opts = append(opts, spoke.WithLimit(d.Limit))
+	}
+	created, skipped, err := spoke.StartGroup(ctx, writer, cl.GetAPIReader(), run, &c.State, g, opts...)
 	r.pace.notCreated(uid, cluster, g, group.Pending-len(created))
 	jobsCreated.Add(float64(len(created)))
 	// A soak is the user's wait, not the hub's: the hand-off counts from

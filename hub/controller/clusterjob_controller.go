@@ -45,6 +45,7 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/disruption"
 	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/hub/fleet"
 	"github.com/fleetjob/fleetjob/pkg/naming"
@@ -150,6 +151,9 @@ type Reconciler struct {
 	starts startWatches
 	// held are the notes of MemberRun reconciles whose status write failed.
 	held heldNotes
+	// ledger counts the nodes disruptive runs disrupt, and grants their
+	// starts under the FleetDisruptionBudgets.
+	ledger *disruption.Ledger
 }
 
 // reconcileClusterJob fetches the ClusterJob and its MemberRuns, creates

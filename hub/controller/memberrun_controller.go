@@ -48,6 +48,7 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	if err := r.Hub.Get(ctx, req.NamespacedName, mr); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.held.take(req.NamespacedName)
+			r.ledger.Forget(req.NamespacedName)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -57,14 +58,17 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 		return ctrl.Result{}, err
 	}
 	if !mr.DeletionTimestamp.IsZero() {
+		r.ledger.Forget(req.NamespacedName)
 		// A run an older hub started is the fleet's though its selection
 		// is not recorded yet: its name and UID say whose it is.
 		return r.finalizeMemberRun(ctx, mr, why == "" || why == fleetv1.ReasonAwaitingSelection)
 	}
 	if why != "" && why != fleetv1.ReasonAwaitingSelection {
+		r.ledger.Forget(req.NamespacedName)
 		return r.refuseRun(ctx, mr, why)
 	}
 	if mr.Status.Phase.IsFinished() || cj.Status.Phase.IsFinished() || !cj.DeletionTimestamp.IsZero() {
+		r.ledger.Forget(req.NamespacedName)
 		r.emitNotes(cj, mr.Spec.Cluster, r.held.take(req.NamespacedName))
 		return ctrl.Result{}, nil // a finished run is a record; a deleted one is cleaned up
 	}
@@ -77,7 +81,9 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	if in.Cluster.State.Planned {
 		r.pace.planned(req.NamespacedName, in.Cluster.State.Plan.NodeCount())
 	}
+	r.observeDisruption(cj, mr, in.Cluster)
 	decision := member.Decide(in)
+	r.grantDisruption(ctx, cj, mr, &in, &decision)
 	notes := r.act(ctx, cj, &in.Cluster, decision)
 	// After act: what it failed at is retried too.
 	requeue := member.RequeueAfter(in)
@@ -100,6 +106,7 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 		// Never reconciled again but to be deleted.
 		r.starts.forget(watchKey(mr.Spec.ClusterJobUID, mr.Spec.Cluster))
 		r.derivations.Forget(types.UID(mr.Spec.ClusterJobUID), mr.Spec.Cluster)
+		r.ledger.Forget(req.NamespacedName)
 		// Once: the write that finished the row won its optimistic lock.
 		observeLastGroup(in.Cluster.State)
 	}

@@ -41,6 +41,7 @@ import (
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/disruption"
 	"github.com/fleetjob/fleetjob/pkg/naming"
 	"github.com/fleetjob/fleetjob/spoke"
 )
@@ -55,6 +56,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	r.startedAt = r.Clock.Now()
 	r.finishes = newFinishLog(r.Clock)
 	r.pace = newPacer(r.Clock)
+	r.ledger = disruption.NewLedger()
 	// On the members only: an index on the hub's own cache would start a
 	// Job informer in the hub cluster.
 	if err := r.Members.IndexField(ctx, &batchv1.Job{}, spoke.RunIndex, spoke.RunIndexValue); err != nil {
@@ -69,6 +71,10 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	wakeJobs := make(chan event.TypedGenericEvent[client.Object])
 	wakeRuns := make(chan event.TypedGenericEvent[client.Object])
 	if err := r.Manager.GetLocalManager().Add(&changeRelay{r: r, clusterJobs: wakeJobs, memberRuns: wakeRuns}); err != nil {
+		return err
+	}
+	wakeHeld := make(chan event.TypedGenericEvent[client.Object])
+	if err := r.Manager.GetLocalManager().Add(&budgetRelay{ledger: r.ledger, runs: wakeHeld}); err != nil {
 		return err
 	}
 	onHub := []mcbuilder.ForOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
@@ -113,6 +119,8 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 		WatchesMetadata(&corev1.Node{}, r.toRunsInCluster, append(inMembers, nodeGone)...).
 		Watches(&fleetv1.ClusterSet{}, r.toUnfinishedRuns, append(watchOnHub, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
 		WatchesRawSource(source.TypedChannel(wakeRuns, handler.TypedEnqueueRequestsFromMapFunc(memberRunRequest))).
+		WatchesRawSource(source.TypedChannel(wakeHeld, handler.TypedEnqueueRequestsFromMapFunc(memberRunRequest))).
+		Watches(&fleetv1.FleetDisruptionBudget{}, r.toHeldRuns, watchOnHub...).
 		WithOptions(options(max(1, r.Options.Parallelism))).
 		WithClusterNotFoundWrapper(false).
 		Complete(mcreconcile.Func(r.reconcileMemberRun))

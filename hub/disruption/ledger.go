@@ -82,24 +82,28 @@ type Grant struct {
 
 // entry is one run's count in one cluster: the nodes it was seen to have
 // disrupted, and those it was granted and has not been seen to start yet.
-type entry struct{ observed, reserved int }
+type entry struct {
+	key                Key
+	observed, reserved int
+}
 
 func (e entry) count() int { return e.observed + e.reserved }
 
 // Ledger is the hub's count of disrupted nodes, per run and cluster. It is
 // safe for concurrent use; its zero value is not: use NewLedger.
 type Ledger struct {
-	mu      sync.Mutex
-	entries map[Key]entry
+	mu sync.Mutex
+	// entries are by MemberRun: a MemberRun gone is forgotten by name.
+	entries map[types.NamespacedName]entry
 	// waiting are the runs a grant held back, to be woken when room frees.
-	waiting map[Key]bool
+	waiting map[types.NamespacedName]Key
 	freed   chan struct{}
 }
 
 // NewLedger returns an empty ledger: after a hub start, grants count the
 // runs not observed yet at their stand-ins.
 func NewLedger() *Ledger {
-	return &Ledger{entries: map[Key]entry{}, waiting: map[Key]bool{}, freed: make(chan struct{}, 1)}
+	return &Ledger{entries: map[types.NamespacedName]entry{}, waiting: map[types.NamespacedName]Key{}, freed: make(chan struct{}, 1)}
 }
 
 // Observe sets the nodes the run disrupts in its cluster as its member
@@ -110,24 +114,25 @@ func NewLedger() *Ledger {
 func (l *Ledger) Observe(k Key, disrupted int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	old, seen := l.entries[k]
-	l.entries[k] = entry{observed: disrupted}
+	old, seen := l.entries[k.Run]
+	l.entries[k.Run] = entry{key: k, observed: disrupted}
 	if !seen || disrupted < old.count() {
 		l.signal()
 	}
 }
 
-// Forget drops the run's entry: it finished, or its ClusterJob is gone.
-func (l *Ledger) Forget(k Key) {
+// Forget drops the run's entry: it finished, or its MemberRun or
+// ClusterJob is gone.
+func (l *Ledger) Forget(run types.NamespacedName) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e, ok := l.entries[k]; ok {
-		delete(l.entries, k)
+	delete(l.waiting, run)
+	if e, ok := l.entries[run]; ok {
+		delete(l.entries, run)
 		if e.count() > 0 {
 			l.signal()
 		}
 	}
-	delete(l.waiting, k)
 }
 
 // Grant decides how many of the nodes asked for may start now under every
@@ -141,19 +146,20 @@ func (l *Ledger) Grant(req Request) Grant {
 	if usage == nil {
 		usage = map[Key]int{}
 	}
-	for k, e := range l.entries {
-		usage[k] = e.count()
+	for _, e := range l.entries {
+		usage[e.key] = e.count()
 	}
 	g := Decide(req.Key, req.Want, req.Caps, usage)
 	if g.Nodes > 0 {
-		e := l.entries[req.Key]
+		e := l.entries[req.Run]
+		e.key = req.Key
 		e.reserved += g.Nodes
-		l.entries[req.Key] = e
+		l.entries[req.Run] = e
 	}
 	if g.Nodes < req.Want {
-		l.waiting[req.Key] = true
+		l.waiting[req.Run] = req.Key
 	} else {
-		delete(l.waiting, req.Key)
+		delete(l.waiting, req.Run)
 	}
 	return g
 }
@@ -167,7 +173,7 @@ func (l *Ledger) Freed() <-chan struct{} { return l.freed }
 func (l *Ledger) Waiting() []Key {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	keys := slices.Collect(maps.Keys(l.waiting))
+	keys := slices.Collect(maps.Values(l.waiting))
 	clear(l.waiting)
 	return keys
 }
@@ -264,4 +270,12 @@ func count(usage map[Key]int, in func(Key) bool, withCluster bool) holders {
 		h.by[name] += n
 	}
 	return h
+}
+
+// Observed tells whether the run was observed since the hub started.
+func (l *Ledger) Observed(k Key) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.entries[k.Run]
+	return ok
 }

@@ -139,7 +139,7 @@ func TestLedger(t *testing.T) {
 		t.Fatalf("grant after a node finished = %d, want 1", g.Nodes)
 	}
 	// A finished run gives its nodes back.
-	l.Forget(reboot)
+	l.Forget(reboot.Run)
 	if g := l.Grant(Request{Key: patch, Want: 5, Caps: fdb}); g.Nodes != 1 {
 		t.Fatalf("grant after the other run ended = %d, want 1 (patch holds 1 observed and 1 reserved)", g.Nodes)
 	}

@@ -421,7 +421,7 @@ var _ = Describe("Creating a ClusterJob", func() {
 // sampleFiles returns the sample ClusterJobs in config/samples.
 func sampleFiles() []string {
 	GinkgoHelper()
-	files, err := filepath.Glob(filepath.Join(repoRoot, "config", "samples", "fleetjob_*.yaml"))
+	files, err := filepath.Glob(filepath.Join(repoRoot, "config", "samples", "fleetjob_v1alpha1_clusterjob_*.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(len(files)).To(BeNumerically(">=", 4), "one sample per strategy")
 	return files

@@ -50,6 +50,10 @@ var _ = Describe("Updating a ClusterJob", func() {
 			makeClusterJob(), func(cj *fleetv1.ClusterJob) {
 				cj.Spec.ClusterSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
 			}, "spec.clusterSelector", "clusterSelector is immutable"),
+		Entry("disruptive set",
+			makeClusterJob(), func(cj *fleetv1.ClusterJob) {
+				cj.Spec.Disruptive = true
+			}, "spec.disruptive", "disruptive is immutable"),
 		Entry("nodeSelector added",
 			makeClusterJob(), func(cj *fleetv1.ClusterJob) {
 				cj.Spec.NodeSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"pool": "a"}}

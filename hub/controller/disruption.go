@@ -1,0 +1,204 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/disruption"
+	"github.com/fleetjob/fleetjob/hub/member"
+	"github.com/fleetjob/fleetjob/spoke"
+)
+
+// +kubebuilder:rbac:groups=fleetjob.io,resources=fleetdisruptionbudgets,verbs=get;list;watch
+
+// disruptionKey is the ledger's key of a MemberRun.
+func disruptionKey(mr *fleetv1.MemberRun) disruption.Key {
+	return disruption.Key{Run: client.ObjectKeyFromObject(mr), ClusterJob: mr.Spec.ClusterJob, Cluster: mr.Spec.Cluster}
+}
+
+// disrupted is how many nodes a run disrupts in its member now: Jobs
+// created and not finished, and nodes awaiting their health verdict.
+func disrupted(st spoke.State) int {
+	n := 0
+	for _, g := range st.Groups {
+		n += g.Running
+	}
+	return n
+}
+
+// observeDisruption tells the ledger what a disruptive run disrupts in its
+// member, when this reconcile read it. A run that could not be read keeps
+// its last count: nothing starts a node there without the hub, so the
+// count can only be too high, never too low.
+func (r *Reconciler) observeDisruption(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, c member.Cluster) {
+	if !cj.Spec.Disruptive || !c.Engaged || !c.Reachable || c.Error != nil || !c.State.Planned {
+		return
+	}
+	r.ledger.Observe(disruptionKey(mr), disrupted(c.State))
+}
+
+// grantDisruption limits the group start decided to what the budgets
+// selecting the cluster have room for, and reserves it. A cluster granted
+// nothing starts nothing now; its row names the budget, and the ledger
+// wakes it when room frees. A budget that cannot be read holds the start
+// as an error of the cluster's work: retried, and failing the cluster past
+// --member-error-timeout, so that no run waits on it forever.
+func (r *Reconciler) grantDisruption(ctx context.Context, cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, in *member.Input, d *member.Decision) {
+	c := &in.Cluster
+	if !cj.Spec.Disruptive || d.Start == member.NoGroup {
+		return
+	}
+	caps, err := r.disruptionCaps(ctx, mr.Spec.Cluster)
+	if err == nil && len(caps) == 0 {
+		return // no budget selects the cluster
+	}
+	var standIns map[disruption.Key]int
+	if err == nil {
+		standIns, err = r.disruptionStandIns(ctx, caps)
+	}
+	if err != nil {
+		c.Error, d.Start = err, member.NoGroup
+		return
+	}
+	want := c.State.Groups[d.Start].Pending
+	g := r.ledger.Grant(disruption.Request{Key: disruptionKey(mr), Want: want, Caps: caps, StandIns: standIns})
+	d.Limit, d.Limited = g.Nodes, true
+	if g.Nodes < want {
+		c.BudgetHold, c.BudgetWaiting = g.Hold, want-g.Nodes
+	}
+	if g.Nodes == 0 {
+		d.Start = member.NoGroup
+	}
+}
+
+// disruptionCaps are the limits of the budgets selecting cluster, from the
+// hub's cache: the registry's clusters and their labels, and the node
+// counts their MemberClusters show.
+func (r *Reconciler) disruptionCaps(ctx context.Context, cluster string) ([]disruption.Cap, error) {
+	var budgets fleetv1.FleetDisruptionBudgetList
+	if err := r.Hub.List(ctx, &budgets); err != nil {
+		return nil, fmt.Errorf("listing FleetDisruptionBudgets: %w", err)
+	}
+	if len(budgets.Items) == 0 {
+		return nil, nil
+	}
+	var mcs fleetv1.MemberClusterList
+	if err := r.Hub.List(ctx, &mcs, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing MemberClusters: %w", err)
+	}
+	nodes := make(map[string]int, len(mcs.Items))
+	for i := range mcs.Items {
+		if n := mcs.Items[i].Status.NodeCount; n != nil {
+			nodes[mcs.Items[i].Name] = int(*n)
+		}
+	}
+	members := r.Members.Members()
+	clusters := make(map[string]disruption.Cluster, len(members))
+	for _, m := range members {
+		clusters[m.Name] = disruption.Cluster{Labels: m.Labels, Nodes: nodes[m.Name]}
+	}
+	return disruption.Caps(budgets.Items, cluster, clusters)
+}
+
+// disruptionStandIns are the disrupted nodes of the unfinished disruptive
+// runs in the budgets' clusters that the ledger has not observed since the
+// hub started, as their last written rows say: after a restart, a budget
+// is not granted as if they disrupted nothing.
+func (r *Reconciler) disruptionStandIns(ctx context.Context, caps []disruption.Cap) (map[disruption.Key]int, error) {
+	var runs fleetv1.MemberRunList
+	if err := r.Hub.List(ctx, &runs, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing MemberRuns: %w", err)
+	}
+	inScope := func(cluster string) bool {
+		for _, c := range caps {
+			if c.Clusters[cluster] {
+				return true
+			}
+		}
+		return false
+	}
+	standIns := map[disruption.Key]int{}
+	for i := range runs.Items {
+		mr := &runs.Items[i]
+		k := disruptionKey(mr)
+		if mr.Status.Phase.IsFinished() || mr.Status.Nodes.Running == 0 || !inScope(mr.Spec.Cluster) || r.ledger.Observed(k) {
+			continue
+		}
+		cj := &fleetv1.ClusterJob{}
+		err := r.Hub.Get(ctx, types.NamespacedName{Namespace: mr.Namespace, Name: mr.Spec.ClusterJob}, cj, client.UnsafeDisableDeepCopy)
+		if client.IgnoreNotFound(err) != nil {
+			return nil, fmt.Errorf("reading ClusterJob %s/%s: %w", mr.Namespace, mr.Spec.ClusterJob, err)
+		}
+		if err == nil && string(cj.UID) == mr.Spec.ClusterJobUID && cj.Spec.Disruptive {
+			standIns[k] = int(mr.Status.Nodes.Running)
+		}
+	}
+	return standIns, nil
+}
+
+// budgetRelay wakes the MemberRuns a disruption budget held back when
+// room may have freed: a node of any disruptive run finished, a run ended,
+// or a budget changed. It is how a held group starts within seconds
+// without polling.
+type budgetRelay struct {
+	ledger *disruption.Ledger
+	runs   chan<- event.TypedGenericEvent[client.Object]
+}
+
+// Start relays until ctx ends.
+func (b *budgetRelay) Start(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-b.ledger.Freed():
+			for _, k := range b.ledger.Waiting() {
+				mr := &fleetv1.MemberRun{Spec: fleetv1.MemberRunSpec{Cluster: k.Cluster}}
+				mr.Namespace, mr.Name = k.Run.Namespace, k.Run.Name
+				select {
+				case b.runs <- event.TypedGenericEvent[client.Object]{Object: mr}:
+				case <-ctx.Done():
+					return nil
+				}
+			}
+		}
+	}
+}
+
+// NeedLeaderElection: only the leader starts nodes.
+func (b *budgetRelay) NeedLeaderElection() bool { return true }
+
+// toHeldRuns wakes, through the budget relay, the runs a budget held back
+// when any FleetDisruptionBudget changes: a cap raised or a budget deleted
+// may give them room.
+func (r *Reconciler) toHeldRuns(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	return handler.TypedEnqueueRequestsFromMapFunc(func(context.Context, client.Object) []mcreconcile.Request {
+		r.ledger.Wake()
+		return nil
+	})
+}
