@@ -18,7 +18,10 @@ package hub
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -29,6 +32,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/naming"
@@ -113,8 +117,8 @@ var _ = Describe("Fleet disruption budgets", func() {
 	var stopHub func()
 
 	BeforeEach(func() {
-		register(members["member-a"], admin, map[string]string{"env": "dev"})
-		register(members["member-b"], admin, map[string]string{"env": "dev"})
+		register(members["member-a"], admin, map[string]string{"env": "dev", "ring": "a"})
+		register(members["member-b"], admin, map[string]string{"env": "dev", "ring": "b"})
 		stopHub = startHub(hubOptions{})
 	})
 	AfterEach(func() { cleanUp(stopHub) })
@@ -198,4 +202,111 @@ var _ = Describe("Fleet disruption budgets", func() {
 		Eventually(phaseOf(cj)).WithTimeout(60 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
 		Expect(jobNodes(m, cj)).To(Equal(nodeNames("a", 4)))
 	})
+
+	It("after a hub restart, a run not observed yet counts at its last row: no budget is granted as if it disrupted nothing", func() {
+		fdb := disruptionBudget("restart", nil, ptr.To(intstr.FromInt32(2)))
+		Expect(hubC.Create(ctx, fdb)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(hubC.Delete(ctx, fdb))).To(Succeed()) })
+		a, b := members["member-a"], members["member-b"]
+		a.runner.hold(true)
+		first := makeClusterJob("first").Clusters(map[string]string{"ring": "a"}).Obj()
+		first.Spec.Disruptive = true
+		Expect(hubC.Create(ctx, first)).To(Succeed())
+		Eventually(func(g Gomega) {
+			rows := rowsByName(g, get(first)(g))
+			g.Expect(rows["member-a"].Nodes.Running).To(BeEquivalentTo(2), "the row the next hub starts from")
+		}).Should(Succeed())
+		Expect(jobNodes(a, first)).To(HaveLen(2))
+
+		// The next hub cannot read member-a (every read fails), so it
+		// never observes first's nodes there; only its row says they run.
+		stopHub()
+		var unreadable atomic.Bool
+		unreadable.Store(true)
+		DeferCleanup(func() { unreadable.Store(false) })
+		stopHub = startHub(hubOptions{wrapMember: failReadsOf(a, &unreadable)})
+		second := makeClusterJob("second").Clusters(map[string]string{"ring": "b"}).Obj()
+		second.Spec.Disruptive = true
+		Expect(hubC.Create(ctx, second)).To(Succeed())
+		Eventually(func(g Gomega) {
+			row := rowsByName(g, get(second)(g))["member-b"]
+			g.Expect(row.Reason).To(Equal(fleetv1.ReasonWaitingForBudget))
+			g.Expect(row.Message).To(ContainSubstring("caps its 2 clusters at 2 disrupted nodes together; 2 are (default/first in member-a 2)"))
+		}).Should(Succeed())
+		Consistently(func() int { return len(jobNodes(b, second)) }).WithTimeout(2*time.Second).Should(BeZero(), "no node starts beside first's two")
+
+		// member-a readable again and first's nodes finishing: second runs.
+		unreadable.Store(false)
+		a.runner.hold(false)
+		for _, cj := range []*fleetv1.ClusterJob{first, second} {
+			Eventually(phaseOf(cj)).WithTimeout(120 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		}
+		Expect(jobNodes(a, first)).To(Equal(nodeNames("a", 4)), "one Job per node")
+		Expect(jobNodes(b, second)).To(Equal(nodeNames("b", 7)), "one Job per node")
+	})
 })
+
+// failReadsOf makes every read of member m through the hub's clients fail
+// while on is set, as a member whose API server answers the hub's probe
+// but not its reads.
+func failReadsOf(m *member, on *atomic.Bool) func(cluster.Cluster) cluster.Cluster {
+	return func(cl cluster.Cluster) cluster.Cluster {
+		if strings.TrimSuffix(cl.GetConfig().Host, "/") != strings.TrimSuffix(m.env.Config.Host, "/") {
+			return cl
+		}
+		return &unreadableCluster{Cluster: cl, on: on}
+	}
+}
+
+type unreadableCluster struct {
+	cluster.Cluster
+	on *atomic.Bool
+}
+
+func (c *unreadableCluster) GetClient() client.Client {
+	return &unreadableClient{Client: c.Cluster.GetClient(), on: c.on}
+}
+
+func (c *unreadableCluster) GetAPIReader() client.Reader {
+	return &unreadableReader{Reader: c.Cluster.GetAPIReader(), on: c.on}
+}
+
+var errUnreadable = errors.New("injected: the member refuses the hub's reads")
+
+type unreadableClient struct {
+	client.Client
+	on *atomic.Bool
+}
+
+func (c *unreadableClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if c.on.Load() {
+		return errUnreadable
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+func (c *unreadableClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if c.on.Load() {
+		return errUnreadable
+	}
+	return c.Client.List(ctx, list, opts...)
+}
+
+type unreadableReader struct {
+	client.Reader
+	on *atomic.Bool
+}
+
+func (r *unreadableReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if r.on.Load() {
+		return errUnreadable
+	}
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (r *unreadableReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if r.on.Load() {
+		return errUnreadable
+	}
+	return r.Reader.List(ctx, list, opts...)
+}
