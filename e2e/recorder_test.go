@@ -57,6 +57,11 @@ type jobRecorder struct {
 	overlaps []string
 	// events is a readable log of the watch, for the artifacts.
 	events []string
+	// counted are runs (by UID) whose unfinished Jobs are summed at every
+	// change, and peak the largest sum seen: the nodes they disrupt
+	// together in this member, which a disruption budget bounds.
+	counted map[string]bool
+	peak    int
 }
 
 // seenJob is what the recorder keeps of a Job it saw once.
@@ -174,6 +179,34 @@ func (r *jobRecorder) record(t watch.EventType, job *batchv1.Job) {
 	if len(groups) > 1 {
 		r.overlaps = append(r.overlaps, fmt.Sprintf("%s at resourceVersion %s: unfinished Jobs of groups %v", r.m.name, job.ResourceVersion, groups))
 	}
+	if r.counted[s.uid] {
+		n := 0
+		for _, j := range r.jobs {
+			if r.counted[j.Labels[fleetv1.ClusterJobUIDLabel]] && !jobFinished(j) {
+				n++
+			}
+		}
+		r.peak = max(r.peak, n)
+	}
+}
+
+// countUnfinished starts summing the unfinished Jobs of these runs at
+// every change, from a peak of 0.
+func (r *jobRecorder) countUnfinished(uids ...types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.counted, r.peak = map[string]bool{}, 0
+	for _, uid := range uids {
+		r.counted[string(uid)] = true
+	}
+}
+
+// unfinishedPeak is the most unfinished Jobs of the counted runs seen at
+// once since countUnfinished.
+func (r *jobRecorder) unfinishedPeak() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.peak
 }
 
 func (r *jobRecorder) logf(format string, args ...any) {
