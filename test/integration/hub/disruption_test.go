@@ -278,18 +278,13 @@ type unreadableClient struct {
 	on *atomic.Bool
 }
 
+// Get and List fail as the member's API reader does.
 func (c *unreadableClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if c.on.Load() {
-		return errUnreadable
-	}
-	return c.Client.Get(ctx, key, obj, opts...)
+	return (&unreadableReader{Reader: c.Client, on: c.on}).Get(ctx, key, obj, opts...)
 }
 
 func (c *unreadableClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if c.on.Load() {
-		return errUnreadable
-	}
-	return c.Client.List(ctx, list, opts...)
+	return (&unreadableReader{Reader: c.Client, on: c.on}).List(ctx, list, opts...)
 }
 
 type unreadableReader struct {
