@@ -48,23 +48,27 @@ there is named, and the command exits non-zero after showing the others. -o prin
 With -f FILE (- for stdin), preview the one ClusterJob in FILE, which does
 not exist yet: what the hub would do if it were created now. Nothing is
 created. The hub first checks it in a server dry run of its create (CRD
-validation, admission policies; --validate=false skips it), and the preview
-is of the ClusterJob as the hub defaults it. Then, with the hub's own
-decision code: the clusters selected (spec.clusterSelector over the
+validation, admission policies; --validate=false skips it), and the
+preview is of the ClusterJob as the hub defaults it. Then, with the hub's
+own decision code: the clusters selected (spec.clusterSelector over the
 MemberClusters' labels, which are the registrations'; with --tenancy=on,
 the hub's default, only in the cluster sets bound to the namespace); per
 cluster, its set's Pod Security verdict on the pod template, whether the
 maintenance windows of the run and of the set are open now or when they
 open next, whether it starts at once or waits (spec.approval's canary,
-clusterRollout, suspend); and, for each cluster given a --member-context
-CLUSTER=CONTEXT, its nodes read with your own credentials for the member
-and planned by the hub's planner: the groups with their nodes, and the
-nodes skipped and why. A plan freezes when its cluster starts: nodes that
-change before then change it. The nodes of at most 50 clusters are read.
-Needs list on memberclusters, clustersetbindings and clustersets and,
-with --validate, create on clusterjobs on the hub; list on nodes in each
-member. -o prints a List of ClusterPreview (cli.fleetjob.io/v1alpha1,
-named for the cluster); run-wide notes go to stderr.`,
+clusterRollout, suspend), for a run with spec.disruptive the
+FleetDisruptionBudgets selecting it and their caps (shared with every
+other disruptive run: what those disrupt now only the hub knows); and, for
+each cluster given a --member-context CLUSTER=CONTEXT, its nodes read with
+your own credentials for the member and planned by the hub's planner: the
+groups with their nodes, and the nodes skipped and why. A plan freezes
+when its cluster starts: nodes that change before then change it. The
+nodes of at most 50 clusters are read. Needs list on memberclusters,
+clustersetbindings and clustersets (and fleetdisruptionbudgets for a
+disruptive run) and, with --validate, create on clusterjobs on the hub;
+list on nodes in each member. -o prints a List of ClusterPreview
+(cli.fleetjob.io/v1alpha1, named for the cluster); run-wide notes go to
+stderr.`,
 		Example: `  kubectl fleetjob plan clean-disks
   kubectl fleetjob plan clean-disks --cluster eu-1 -o json
   kubectl fleetjob plan clean-disks -o jsonpath='{range .items[*]}{.cluster}{"\t"}{.plan.groups[*].name}{"\n"}{end}'

@@ -46,6 +46,7 @@ import (
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/output"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/render"
+	"github.com/fleetjob/fleetjob/hub/disruption"
 	"github.com/fleetjob/fleetjob/hub/fleet"
 	hubmember "github.com/fleetjob/fleetjob/hub/member"
 	"github.com/fleetjob/fleetjob/pkg/plan"
@@ -281,8 +282,9 @@ func (p *previewOptions) dryRun(ctx context.Context, c client.Client, cj *fleetv
 	return obj, nil
 }
 
-// previewHub is what plan -f reads from the hub: the clusters and the
-// policies of their sets.
+// previewHub is what plan -f reads from the hub: the clusters, the
+// policies of their sets and, for a disruptive run, the disruption
+// budgets.
 type previewHub struct {
 	members []fleetv1.MemberCluster
 	// bound are the sets bound to the namespace, sorted; nil with
@@ -292,12 +294,20 @@ type previewHub struct {
 	// be read (a user who may not read clustersets).
 	sets    map[string]fleetv1.ClusterSetSpec
 	setsErr error
+	// budgets are the FleetDisruptionBudgets, read only for a disruptive
+	// run; budgetsErr says why they could not be read (a user who may not
+	// read fleetdisruptionbudgets).
+	budgets    []fleetv1.FleetDisruptionBudget
+	budgetsErr error
 }
 
 // readHub reads the MemberClusters, the namespace's bindings with tenancy
-// on, and the ClusterSets, within hubTimeout. No registration Secret is
-// read: the MemberClusters carry the registrations' labels.
-func (p *previewOptions) readHub(ctx context.Context, c client.Reader, namespace string) (previewHub, error) {
+// on, the ClusterSets and, for a disruptive run, the
+// FleetDisruptionBudgets, within hubTimeout. No registration Secret is
+// read: the MemberClusters carry the registrations' labels. The budgets
+// of a run that is not disruptive are not read: they cannot hold it, and
+// a hub without the FleetDisruptionBudget CRD still previews it.
+func (p *previewOptions) readHub(ctx context.Context, c client.Reader, namespace string, disruptive bool) (previewHub, error) {
 	ctx, cancel := context.WithTimeout(ctx, hubTimeout)
 	defer cancel()
 	var h previewHub
@@ -330,7 +340,62 @@ func (p *previewOptions) readHub(ctx context.Context, c client.Reader, namespace
 			h.sets[s.Name] = s.Spec
 		}
 	}
+	if !disruptive {
+		return h, nil
+	}
+	budgets := &fleetv1.FleetDisruptionBudgetList{}
+	switch err := c.List(ctx, budgets); {
+	case apierrors.IsForbidden(err):
+		h.budgetsErr = fmt.Errorf("you may not list fleetdisruptionbudgets on the hub: %w", err)
+	case err != nil:
+		return h, fmt.Errorf("listing fleetdisruptionbudgets on the hub: %w", err)
+	default:
+		// In name order, whatever order the list came in: the budgets
+		// of a cluster, and the one an error names, are told the same
+		// way every time.
+		h.budgets = budgets.Items
+		slices.SortFunc(h.budgets, func(a, b fleetv1.FleetDisruptionBudget) int { return strings.Compare(a.Name, b.Name) })
+	}
 	return h, nil
+}
+
+// budgetClusters are the registered clusters as a budget reads them (the
+// hub's disruptionCaps): the MemberClusters' labels, which are the
+// registrations', and their status.nodeCount, 0 when not known yet. A
+// cluster being unregistered is left out, as selection leaves it out.
+func (h *previewHub) budgetClusters() map[string]disruption.Cluster {
+	clusters := make(map[string]disruption.Cluster, len(h.members))
+	for i := range h.members {
+		m := &h.members[i]
+		if !m.DeletionTimestamp.IsZero() {
+			continue
+		}
+		nodes := 0
+		if m.Status.NodeCount != nil {
+			nodes = int(*m.Status.NodeCount)
+		}
+		clusters[m.Name] = disruption.Cluster{Labels: m.Labels, Nodes: nodes}
+	}
+	return clusters
+}
+
+// budgetCaps sets, for a disruptive run, the caps of the budgets selecting
+// c's cluster, resolved by the hub's own code (disruption.Caps) against
+// the clusters' node counts now. A budget that cannot be read is c's
+// BudgetError: the hub would hold the cluster's starts on it.
+func budgetCaps(c *render.ClusterPreview, h *previewHub, clusters map[string]disruption.Cluster) {
+	if h.budgetsErr != nil {
+		c.BudgetsUnknown = true
+		return
+	}
+	caps, err := disruption.Caps(h.budgets, c.Cluster, clusters)
+	if err != nil {
+		c.BudgetError = err.Error()
+		return
+	}
+	for _, cp := range caps {
+		c.Budgets = append(c.Budgets, render.BudgetCap{Budget: cp.Budget, PerCluster: cp.PerCluster, Total: cp.Total, Clusters: len(cp.Clusters)})
+	}
 }
 
 // setPolicy is the policy of set as the hub reads it: its ClusterSet's
@@ -381,8 +446,19 @@ func (p *previewOptions) preview(cj *fleetv1.ClusterJob, h previewHub, targets m
 	if h.setsErr != nil && len(selected) > 0 {
 		pv.Notes = append(pv.Notes, fmt.Sprintf("The sets' Pod Security levels and windows are unknown: %v.", h.setsErr))
 	}
+	pv.Disruptive = cj.Spec.Disruptive
+	if cj.Spec.Disruptive && len(selected) > 0 {
+		pv.Notes = append(pv.Notes, "spec.disruptive: nodes start only as the FleetDisruptionBudgets below have room, shared with every other disruptive run; what the others disrupt now only the hub knows.")
+		if h.budgetsErr != nil {
+			pv.Notes = append(pv.Notes, fmt.Sprintf("The FleetDisruptionBudgets are unknown: %v.", h.budgetsErr))
+		}
+	}
 	if s := cj.Spec.Strategy; s.Type == fleetv1.StrategyBatch && s.Batch != nil && s.Batch.Order == fleetv1.BatchOrderRandom {
 		pv.Notes = append(pv.Notes, "spec.strategy.batch.order random: the run draws its batches from its UID; it makes as many batches of the same sizes, of other nodes.")
+	}
+	var budgetClusters map[string]disruption.Cluster
+	if cj.Spec.Disruptive {
+		budgetClusters = h.budgetClusters()
 	}
 	skipped := 0
 	for _, cluster := range selected {
@@ -391,6 +467,9 @@ func (p *previewOptions) preview(cj *fleetv1.ClusterJob, h previewHub, targets m
 		c := render.ClusterPreview{Cluster: cluster, ClusterSet: set, Start: starts[cluster].start, Canary: starts[cluster].canary,
 			PodSecurity: podSecurityVerdict(pv.Tenancy, set, policy, h.setsErr, &cj.Spec.JobTemplate.Spec.Template),
 			Window:      windowState(cj, set, policy, h.setsErr, now), NotReady: pv.notReady[cluster]}
+		if cj.Spec.Disruptive {
+			budgetCaps(&c, &h, budgetClusters)
+		}
 		if c.Start == render.StartAwaitingSlot && cj.Spec.ClusterRollout != nil {
 			c.MaxConcurrentClusters = cj.Spec.ClusterRollout.MaxConcurrentClusters
 		}
@@ -703,7 +782,7 @@ func (p *previewOptions) run(ctx context.Context, out *outputFlags) error {
 		}
 		validated = true
 	}
-	h, err := p.readHub(ctx, c, cj.Namespace)
+	h, err := p.readHub(ctx, c, cj.Namespace, cj.Spec.Disruptive)
 	if err != nil {
 		return err
 	}

@@ -32,6 +32,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -429,6 +430,188 @@ func TestPreviewNotes(t *testing.T) {
 			}
 			if !strings.Contains(errOut, tc.wantErr) {
 				t.Errorf("stderr:\n%s\nwant it to hold %q", errOut, tc.wantErr)
+			}
+		})
+	}
+}
+
+// budgetOf is a FleetDisruptionBudget over the clusters with labels
+// match, capping per cluster and in total (nil: no such cap).
+func budgetOf(name string, match map[string]string, perCluster, total *intstr.IntOrString) *fleetv1.FleetDisruptionBudget {
+	return &fleetv1.FleetDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: fleetv1.FleetDisruptionBudgetSpec{
+		ClusterSelector: &metav1.LabelSelector{MatchLabels: match}, MaxDisruptedNodesPerCluster: perCluster, MaxDisruptedNodes: total}}
+}
+
+// countedFleet is previewFleet with node counts: eu-1 8, eu-2 4, eu-3 not
+// known yet, lab-1 10, us-1 3.
+func countedFleet() []client.Object {
+	objs := previewFleet()
+	for i, n := range []*int32{ptr.To[int32](8), ptr.To[int32](4), nil, ptr.To[int32](10), ptr.To[int32](3)} {
+		objs[i].(*fleetv1.MemberCluster).Status.NodeCount = n
+	}
+	return objs
+}
+
+// budgetFleet is countedFleet with budgets: prod, 2 nodes per cluster and
+// 50% in total over the env=prod clusters, lab-1 of an unbound set among
+// them; team-a, 25% of each cluster of set team-a.
+func budgetFleet() []client.Object {
+	return append(countedFleet(),
+		budgetOf("team-a", map[string]string{fleetv1.ClusterSetLabel: "team-a"}, ptr.To(intstr.FromString("25%")), nil),
+		budgetOf("prod", map[string]string{"env": "prod"}, ptr.To(intstr.FromInt32(2)), ptr.To(intstr.FromString("50%"))))
+}
+
+// disruptiveJob is prodJob with spec.disruptive.
+func disruptiveJob() *fleetv1.ClusterJob {
+	cj := prodJob().Obj()
+	cj.Spec.Disruptive = true
+	return cj
+}
+
+// TestPreviewBudgets: a disruptive run tells, per cluster, the
+// FleetDisruptionBudgets that would hold it, their caps resolved by the
+// hub's own code against the MemberClusters' node counts.
+func TestPreviewBudgets(t *testing.T) {
+	kubeconfig, _ := testKubeconfig(t)
+	out, errOut, err := runOn(t, kubeconfig, previewOn(t, budgetFleet(), previewMembers(), interceptor.Funcs{}),
+		"-f", writeClusterJob(t, disruptiveJob()), "--member-context", "eu-2=member-sso")
+	if err != nil {
+		t.Fatalf("plan -f: %v\n%s", err, errOut)
+	}
+	want := `Preview of clusterjob ops/clean-disks: nothing was created; the hub accepted it in a server dry run.
+Selected 3 clusters by spec.clusterSelector in the cluster sets bound to namespace ops (team-a), of the 5 MemberClusters on the hub (their labels are the registrations'). Matched, in sets not bound: lab-1 (labs).
+spec.disruptive: nodes start only as the FleetDisruptionBudgets below have room, shared with every other disruptive run; what the others disrupt now only the hub knows.
+
+eu-1   set team-a   pod security baseline: allowed   window: any time   starts now
+  disruption budgets: prod (2 nodes in this cluster, 11 across its 4 clusters), team-a (2 nodes in this cluster)
+  nodes not read: pass --member-context eu-1=CONTEXT
+
+eu-2   set team-a   pod security baseline: allowed   window: any time   starts now
+  disruption budgets: prod (2 nodes in this cluster, 11 across its 4 clusters), team-a (1 node in this cluster)
+  2 nodes in 1 group, 0 skipped (nodes read with context member-sso)
+  GROUP     NODES   NAMES
+  batch-1   2       m1, m2
+
+eu-3   set team-a   pod security baseline: allowed   window: any time   starts now
+  disruption budgets: prod (2 nodes in this cluster, 11 across its 4 clusters), team-a (1 node in this cluster)
+  nodes not read: pass --member-context eu-3=CONTEXT
+`
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if errOut != "" {
+		t.Errorf("stderr %q, want nothing", errOut)
+	}
+
+	items, _ := previewItems(t, disruptiveJob(), budgetFleet(), interceptor.Funcs{})
+	got := map[string][]render.BudgetCap{}
+	for _, it := range items {
+		got[it.Cluster] = it.Budgets
+	}
+	prod := render.BudgetCap{Budget: "prod", PerCluster: 2, Total: 11, Clusters: 4}
+	wantItems := map[string][]render.BudgetCap{
+		"eu-1": {prod, {Budget: "team-a", PerCluster: 2, Clusters: 4}},
+		"eu-2": {prod, {Budget: "team-a", PerCluster: 1, Clusters: 4}},
+		"eu-3": {prod, {Budget: "team-a", PerCluster: 1, Clusters: 4}},
+	}
+	if diff := cmp.Diff(wantItems, got); diff != "" {
+		t.Errorf("-o json budgets (-want +got):\n%s", diff)
+	}
+}
+
+// TestPreviewBudgetsHeld: what a disruptive run shows when no budget
+// selects a cluster, when the budgets cannot be read, and when the hub
+// cannot read one; a run that is not disruptive shows none.
+func TestPreviewBudgetsHeld(t *testing.T) {
+	kubeconfig, _ := testKubeconfig(t)
+	dev := disruptiveJob()
+	dev.Spec.ClusterSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "dev", fleetv1.ClusterSetLabel: "team-a"}}
+	forbiddenBudgets := interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+		if _, ok := list.(*fleetv1.FleetDisruptionBudgetList); ok {
+			return apierrors.NewForbidden(schema.GroupResource{Group: "fleetjob.io", Resource: "fleetdisruptionbudgets"}, "", errors.New("RBAC: access denied"))
+		}
+		return c.List(ctx, list, opts...)
+	}}
+	near := budgetOf("near-eu", nil, ptr.To(intstr.FromInt32(1)), nil)
+	near.Spec.ClusterSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "region", Operator: "Near", Values: []string{"eu"}}}}
+	for _, tc := range []struct {
+		name    string
+		cj      *fleetv1.ClusterJob
+		objs    []client.Object
+		funcs   interceptor.Funcs
+		wantOut []string
+		notOut  string
+		// wantFirst is the first cluster's -o json, its budget fields
+		// only; wantErrOut is in the notes -o prints on stderr.
+		wantFirst  render.ClusterPreview
+		wantErrOut string
+	}{
+		{
+			name: "not disruptive: the budgets are not read",
+			cj:   prodJob().Obj(),
+			objs: budgetFleet(),
+			funcs: interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+				if _, ok := list.(*fleetv1.FleetDisruptionBudgetList); ok {
+					t.Errorf("a run that is not disruptive listed the FleetDisruptionBudgets")
+				}
+				return c.List(ctx, list, opts...)
+			}},
+			notOut: "disrupt",
+		},
+		{
+			name: "no budget selects the cluster",
+			cj:   dev,
+			objs: append(countedFleet(), budgetOf("prod", map[string]string{"env": "prod"}, ptr.To(intstr.FromInt32(2)), nil)),
+			wantOut: []string{"spec.disruptive: nodes start only as the FleetDisruptionBudgets below have room",
+				"us-1   set team-a   pod security baseline: allowed   window: any time   starts now\n  disruptive: no FleetDisruptionBudget selects this cluster\n"},
+			wantErrOut: "spec.disruptive: nodes start only as the FleetDisruptionBudgets below have room",
+		},
+		{
+			name:  "the budgets cannot be read",
+			cj:    disruptiveJob(),
+			objs:  budgetFleet(),
+			funcs: forbiddenBudgets,
+			wantOut: []string{"The FleetDisruptionBudgets are unknown: you may not list fleetdisruptionbudgets on the hub: fleetdisruptionbudgets.fleetjob.io is forbidden: RBAC: access denied.\n",
+				"eu-1   set team-a   pod security baseline: allowed   window: any time   starts now\n  disruption budgets: unknown\n"},
+			wantFirst:  render.ClusterPreview{BudgetsUnknown: true},
+			wantErrOut: "The FleetDisruptionBudgets are unknown: you may not list fleetdisruptionbudgets on the hub",
+		},
+		{
+			name: "a budget the hub cannot read",
+			cj:   disruptiveJob(),
+			objs: append(budgetFleet(), near),
+			wantOut: []string{
+				"eu-1   set team-a   pod security baseline: allowed   window: any time   held: a disruption budget is invalid\n" +
+					`  disruption budgets: invalid: FleetDisruptionBudget near-eu: spec.clusterSelector: "Near" is not a valid label selector operator: the hub would hold the cluster's starts and retry` + "\n",
+				"eu-2   set team-a   pod security baseline: allowed   window: any time   held: a disruption budget is invalid\n  disruption budgets: invalid: as for eu-1\n"},
+			wantFirst: render.ClusterPreview{BudgetError: `FleetDisruptionBudget near-eu: spec.clusterSelector: "Near" is not a valid label selector operator`},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, err := runOn(t, kubeconfig, previewOn(t, tc.objs, previewMembers(), tc.funcs), "-f", writeClusterJob(t, tc.cj))
+			if err != nil {
+				t.Fatalf("plan -f: %v\n%s", err, errOut)
+			}
+			for _, w := range tc.wantOut {
+				if !strings.Contains(out, w) {
+					t.Errorf("stdout:\n%s\nwant it to hold %q", out, w)
+				}
+			}
+			if tc.notOut != "" && strings.Contains(out, tc.notOut) {
+				t.Errorf("stdout:\n%s\nwant nothing of %q", out, tc.notOut)
+			}
+
+			items, errOut := previewItems(t, tc.cj, tc.objs, tc.funcs)
+			if len(items) == 0 {
+				t.Fatal("-o json printed no cluster")
+			}
+			first := items[0]
+			got := render.ClusterPreview{Budgets: first.Budgets, BudgetError: first.BudgetError, BudgetsUnknown: first.BudgetsUnknown}
+			if diff := cmp.Diff(tc.wantFirst, got); diff != "" {
+				t.Errorf("-o json, cluster %s's budgets (-want +got):\n%s", first.Cluster, diff)
+			}
+			if !strings.Contains(errOut, tc.wantErrOut) {
+				t.Errorf("stderr:\n%s\nwant it to hold %q", errOut, tc.wantErrOut)
 			}
 		})
 	}

@@ -106,6 +106,27 @@ type WindowState struct {
 	Message string `json:"message,omitempty"`
 }
 
+// BudgetCap is one FleetDisruptionBudget selecting a previewed cluster of
+// a disruptive run, its caps resolved as the hub resolves them now: a
+// percentage against the MemberClusters' status.nodeCount, never below 1
+// node. The caps are shared with every other disruptive run; what those
+// disrupt now only the hub knows.
+type BudgetCap struct {
+	// Budget is the FleetDisruptionBudget's name.
+	Budget string `json:"budget"`
+	// PerCluster is the most nodes of this cluster that the disruptive
+	// runs together may disrupt at once (spec.maxDisruptedNodesPerCluster);
+	// 0 when the budget sets no such cap.
+	PerCluster int `json:"perCluster,omitempty"`
+	// Total is the most nodes of all the budget's clusters together that
+	// the disruptive runs may disrupt at once (spec.maxDisruptedNodes); 0
+	// when the budget sets no such cap.
+	Total int `json:"total,omitempty"`
+	// Clusters is how many registered clusters the budget selects, this
+	// one among them: those Total is shared across.
+	Clusters int `json:"clusters,omitempty"`
+}
+
 // ClusterPreview is what a ClusterJob not created yet would do in one
 // member cluster if it were created now.
 type ClusterPreview struct {
@@ -120,6 +141,19 @@ type ClusterPreview struct {
 	MaxConcurrentClusters int32              `json:"maxConcurrentClusters,omitempty"`
 	PodSecurity           PodSecurityVerdict `json:"podSecurity"`
 	Window                WindowState        `json:"window"`
+	// Budgets are, for a disruptive run (spec.disruptive), the
+	// FleetDisruptionBudgets selecting the cluster, in name order: its
+	// nodes start only as every one of them has room. None for a run that
+	// is not disruptive, or when no budget selects the cluster.
+	Budgets []BudgetCap `json:"budgets,omitempty"`
+	// BudgetError says, for a disruptive run, which budget the hub cannot
+	// read (a selector it cannot parse, a cap it cannot resolve): the hub
+	// would hold the cluster's starts and retry, and fail the cluster past
+	// its --member-error-timeout.
+	BudgetError string `json:"budgetError,omitempty"`
+	// BudgetsUnknown tells, for a disruptive run, that the budgets could
+	// not be read (you may not list fleetdisruptionbudgets).
+	BudgetsUnknown bool `json:"budgetsUnknown,omitempty"`
 	// NotReady is the reason and message of the MemberCluster's Ready
 	// condition when it is not True: the hub cannot run anything there
 	// now.
@@ -139,6 +173,9 @@ type Preview struct {
 	// Validated tells that the hub accepted the ClusterJob in a server
 	// dry run.
 	Validated bool
+	// Disruptive tells that the ClusterJob is spec.disruptive: each
+	// cluster tells the budgets that would hold it.
+	Disruptive bool
 	// Tenancy tells that only the clusters of BoundSets are reachable.
 	Tenancy   bool
 	BoundSets []string
@@ -166,7 +203,8 @@ const (
 
 // Previews draws p: what was selected and why, then a block per cluster:
 // a header line with its set, Pod Security verdict, window and start,
-// what refuses it, then its groups and skipped nodes, a few named. A
+// what refuses it, for a disruptive run the disruption budgets that
+// would hold it, then its groups and skipped nodes, a few named. A
 // message told for an earlier cluster is not told again. Times are in
 // UTC.
 func Previews(p Preview, o Options) string {
@@ -182,7 +220,7 @@ func Previews(p Preview, o Options) string {
 	}
 	told := map[string]string{}
 	for _, c := range p.Clusters {
-		b.WriteString("\n" + clusterPreview(c, o, told))
+		b.WriteString("\n" + clusterPreview(c, p.Disruptive, o, told))
 	}
 	return b.String()
 }
@@ -207,20 +245,18 @@ func selectionLine(p Preview) string {
 	return Escape(line)
 }
 
-// clusterPreview is one cluster's block. told maps the messages told
-// already to the cluster they were told for.
-func clusterPreview(c ClusterPreview, o Options, told map[string]string) string {
+// clusterPreview is one cluster's block; disruptive tells the budgets.
+// told maps the messages told already to the cluster they were told for.
+func clusterPreview(c ClusterPreview, disruptive bool, o Options, told map[string]string) string {
 	pal := o.Palette
 	header := []string{Escape(c.Cluster), "set " + Escape(c.ClusterSet), podSecurityText(c.PodSecurity, pal), windowText(c.Window, pal), startText(c, pal)}
 	var b strings.Builder
 	b.WriteString(strings.Join(header, columnGap) + "\n")
-	tell := func(reason, msg string) {
+	// tellAs writes msg after prefix, drawn already, or names the cluster
+	// msg was told for.
+	tellAs := func(prefix, msg string) {
 		if msg == "" {
 			return
-		}
-		prefix := ""
-		if reason != "" {
-			prefix = Escape(reason) + ": "
 		}
 		if first, ok := told[msg]; ok {
 			b.WriteString("  " + prefix + "as for " + Escape(first) + "\n")
@@ -229,17 +265,61 @@ func clusterPreview(c ClusterPreview, o Options, told map[string]string) string 
 		told[msg] = c.Cluster
 		b.WriteString("  " + prefix + Escape(oneLine(msg)) + "\n")
 	}
+	tell := func(reason, msg string) {
+		prefix := ""
+		if reason != "" {
+			prefix = Escape(reason) + ": "
+		}
+		tellAs(prefix, msg)
+	}
 	if c.NotReady != "" {
 		b.WriteString("  " + pal.paint(red, "the hub's connection is not Ready") + ": " + Escape(oneLine(c.NotReady)) + "\n")
 	}
 	tell(c.PodSecurity.Reason, c.PodSecurity.Message)
 	tell("", c.Window.Message)
+	if disruptive {
+		switch {
+		case c.BudgetError != "":
+			tellAs("disruption budgets: "+pal.paint(red, "invalid")+": ", c.BudgetError+": the hub would hold the cluster's starts and retry")
+		case c.BudgetsUnknown:
+			b.WriteString("  disruption budgets: " + pal.paint(yellow, "unknown") + "\n")
+		case len(c.Budgets) == 0:
+			b.WriteString("  disruptive: no FleetDisruptionBudget selects this cluster\n")
+		default:
+			b.WriteString("  disruption budgets: " + budgetsText(c.Budgets) + "\n")
+		}
+	}
 	if c.Plan == nil {
 		b.WriteString("  nodes not read: " + Escape(oneLine(c.NotPlanned)) + "\n")
 		return b.String()
 	}
 	b.WriteString(indent(planPreview(*c.Plan, c.MemberContext, o.NoHeaders)))
 	return b.String()
+}
+
+// budgetsText is each budget with its caps: "prod (2 nodes in this
+// cluster, 20 across its 3 clusters)".
+func budgetsText(caps []BudgetCap) string {
+	texts := make([]string, len(caps))
+	for i, c := range caps {
+		var limits []string
+		if c.PerCluster > 0 {
+			limits = append(limits, fmt.Sprintf("%d %s in this cluster", c.PerCluster, plural(c.PerCluster, "node")))
+		}
+		if c.Total > 0 {
+			total := fmt.Sprintf("%d across its %d %s", c.Total, c.Clusters, plural(c.Clusters, "cluster"))
+			if len(limits) == 0 {
+				total = fmt.Sprintf("%d %s across its %d %s", c.Total, plural(c.Total, "node"), c.Clusters, plural(c.Clusters, "cluster"))
+			}
+			limits = append(limits, total)
+		}
+		if len(limits) == 0 {
+			// The API requires a cap; one without reads as none.
+			limits = append(limits, "no cap")
+		}
+		texts[i] = Escape(c.Budget) + " (" + strings.Join(limits, ", ") + ")"
+	}
+	return strings.Join(texts, ", ")
 }
 
 func podSecurityText(v PodSecurityVerdict, p Palette) string {
@@ -292,6 +372,10 @@ func startText(c ClusterPreview, p Palette) string {
 			return canary + p.paint(red, "fails "+Escape(c.PodSecurity.Reason))
 		case c.Window.State == WindowNone || c.Window.State == WindowInvalid:
 			return canary + p.paint(red, "fails NoMaintenanceWindow")
+		case c.BudgetError != "":
+			// The hub admits the cluster, but starts none of its nodes
+			// while the budget cannot be read.
+			return canary + p.paint(red, "held: a disruption budget is invalid")
 		case c.Window.State == WindowWaiting:
 			return canary + p.paint(yellow, "starts when the window opens")
 		}

@@ -18,6 +18,7 @@ package render
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,5 +125,56 @@ eu-1   set default   pod security: not checked (tenancy off)   window: any time 
 `
 	if diff := cmp.Diff(wantNoHeaders, noHeaders); diff != "" {
 		t.Errorf("Previews without headers (-want +got):\n%s", diff)
+	}
+}
+
+// TestPreviewsBudgets: a disruptive run's clusters tell the budgets that
+// would hold them, one line each; a budget error is told once.
+func TestPreviewsBudgets(t *testing.T) {
+	allowed := PodSecurityVerdict{Verdict: VerdictNotChecked}
+	anyTime := WindowState{State: WindowAny}
+	cluster := func(name string) ClusterPreview {
+		return ClusterPreview{Cluster: name, ClusterSet: "team-a", Start: StartNow, PodSecurity: allowed, Window: anyTime, NotPlanned: "not asked"}
+	}
+	budgets, none, unknown, invalid, again := cluster("eu-1"), cluster("eu-2"), cluster("eu-3"), cluster("eu-4"), cluster("eu-5")
+	budgets.Budgets = []BudgetCap{{Budget: "prod", PerCluster: 2, Total: 20, Clusters: 3}, {Budget: "night", PerCluster: 1, Clusters: 5}, {Budget: "fleet", Total: 1, Clusters: 1}}
+	unknown.BudgetsUnknown = true
+	invalid.BudgetError = `FleetDisruptionBudget near: spec.clusterSelector: "Near" is not a valid label selector operator`
+	again.BudgetError = invalid.BudgetError
+	p := Preview{Namespace: "ops", Name: "reboot", Disruptive: true, MemberClusters: 5, Clusters: []ClusterPreview{budgets, none, unknown, invalid, again}}
+	want := `Preview of clusterjob ops/reboot: nothing was created; not validated (--validate=false).
+Selected 5 clusters by spec.clusterSelector with --tenancy=off, among the 5 MemberClusters on the hub (their labels are the registrations').
+
+eu-1   set team-a   pod security: not checked (tenancy off)   window: any time   starts now
+  disruption budgets: prod (2 nodes in this cluster, 20 across its 3 clusters), night (1 node in this cluster), fleet (1 node across its 1 cluster)
+  nodes not read: not asked
+
+eu-2   set team-a   pod security: not checked (tenancy off)   window: any time   starts now
+  disruptive: no FleetDisruptionBudget selects this cluster
+  nodes not read: not asked
+
+eu-3   set team-a   pod security: not checked (tenancy off)   window: any time   starts now
+  disruption budgets: unknown
+  nodes not read: not asked
+
+eu-4   set team-a   pod security: not checked (tenancy off)   window: any time   held: a disruption budget is invalid
+  disruption budgets: invalid: FleetDisruptionBudget near: spec.clusterSelector: "Near" is not a valid label selector operator: the hub would hold the cluster's starts and retry
+  nodes not read: not asked
+
+eu-5   set team-a   pod security: not checked (tenancy off)   window: any time   held: a disruption budget is invalid
+  disruption budgets: invalid: as for eu-4
+  nodes not read: not asked
+`
+	if diff := cmp.Diff(want, Previews(p, Options{})); diff != "" {
+		t.Errorf("Previews (-want +got):\n%s", diff)
+	}
+	if got := ansi.ReplaceAllString(Previews(p, Options{Palette: Palette{Enabled: true}}), ""); got != want {
+		t.Errorf("Previews in colour, without its escapes, differs:\n%s", cmp.Diff(want, got))
+	}
+
+	p.Disruptive = false
+	p.Clusters = []ClusterPreview{cluster("eu-1")}
+	if got := Previews(p, Options{}); strings.Contains(got, "disrupt") {
+		t.Errorf("a run that is not disruptive tells budgets:\n%s", got)
 	}
 }
