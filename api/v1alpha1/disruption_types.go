@@ -58,14 +58,38 @@ type FleetDisruptionBudgetSpec struct {
 	MaxDisruptedNodes *intstr.IntOrString `json:"maxDisruptedNodes,omitempty"`
 }
 
+// FleetDisruptionBudgetStatus is what the hub counts under the budget now.
+type FleetDisruptionBudgetStatus struct {
+	// observedGeneration is the generation of the spec the status counts
+	// under.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// clusters is how many registered clusters the budget selects.
+	// +optional
+	Clusters int32 `json:"clusters,omitempty"`
+	// disruptedNodes is how many nodes of the selected clusters the
+	// disruptive runs disrupt now, all runs together, as the hub counts
+	// them (with the starts it granted and has not seen yet).
+	// +optional
+	DisruptedNodes int32 `json:"disruptedNodes,omitempty"`
+	// waitingClusters is how many runs' clusters wait for room under this
+	// budget: their rows say WaitingForBudget and name it.
+	// +optional
+	WaitingClusters int32 `json:"waitingClusters,omitempty"`
+}
+
 // FleetDisruptionBudget is one disruption cap shared by every disruptive
 // ClusterJob of every namespace over the clusters it selects. Budgets add
 // up: a node starts only where every budget selecting its cluster has
 // room. It is cluster-scoped: a platform team's, not a tenant's.
 // +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,categories=fleetjob,shortName=fdb
 // +kubebuilder:printcolumn:name="Per-Cluster",type=string,JSONPath=`.spec.maxDisruptedNodesPerCluster`
 // +kubebuilder:printcolumn:name="Total",type=string,JSONPath=`.spec.maxDisruptedNodes`
+// +kubebuilder:printcolumn:name="Clusters",type=integer,JSONPath=`.status.clusters`
+// +kubebuilder:printcolumn:name="Disrupted",type=integer,JSONPath=`.status.disruptedNodes`,description="nodes the disruptive runs disrupt now in the selected clusters"
+// +kubebuilder:printcolumn:name="Waiting",type=integer,JSONPath=`.status.waitingClusters`,description="runs' clusters waiting for room under this budget"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type FleetDisruptionBudget struct {
 	metav1.TypeMeta `json:",inline"`
@@ -76,6 +100,10 @@ type FleetDisruptionBudget struct {
 	// spec is the budget's selection and caps.
 	// +required
 	Spec FleetDisruptionBudgetSpec `json:"spec"`
+
+	// status is what the hub counts under the budget now.
+	// +optional
+	Status FleetDisruptionBudgetStatus `json:"status,omitzero"`
 }
 
 // FleetDisruptionBudgetList is a list of FleetDisruptionBudgets.

@@ -19,12 +19,14 @@ package controller
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
@@ -35,6 +37,7 @@ import (
 )
 
 // +kubebuilder:rbac:groups=fleetjob.io,resources=fleetdisruptionbudgets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=fleetjob.io,resources=fleetdisruptionbudgets/status,verbs=get;update;patch
 
 // disruptionKey is the ledger's key of a MemberRun.
 func disruptionKey(mr *fleetv1.MemberRun) disruption.Key {
@@ -97,8 +100,7 @@ func (r *Reconciler) grantDisruption(ctx context.Context, cj *fleetv1.ClusterJob
 }
 
 // disruptionCaps are the limits of the budgets selecting cluster, from the
-// hub's cache: the registry's clusters and their labels, and the node
-// counts their MemberClusters show.
+// hub's cache.
 func (r *Reconciler) disruptionCaps(ctx context.Context, cluster string) ([]disruption.Cap, error) {
 	var budgets fleetv1.FleetDisruptionBudgetList
 	if err := r.Hub.List(ctx, &budgets); err != nil {
@@ -107,6 +109,17 @@ func (r *Reconciler) disruptionCaps(ctx context.Context, cluster string) ([]disr
 	if len(budgets.Items) == 0 {
 		return nil, nil
 	}
+	clusters, err := r.disruptionClusters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return disruption.Caps(budgets.Items, cluster, clusters)
+}
+
+// disruptionClusters are the registered clusters as budgets read them: the
+// registry's clusters and their labels, and the node counts their
+// MemberClusters show.
+func (r *Reconciler) disruptionClusters(ctx context.Context) (map[string]disruption.Cluster, error) {
 	var mcs fleetv1.MemberClusterList
 	if err := r.Hub.List(ctx, &mcs, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing MemberClusters: %w", err)
@@ -122,7 +135,7 @@ func (r *Reconciler) disruptionCaps(ctx context.Context, cluster string) ([]disr
 	for _, m := range members {
 		clusters[m.Name] = disruption.Cluster{Labels: m.Labels, Nodes: nodes[m.Name]}
 	}
-	return disruption.Caps(budgets.Items, cluster, clusters)
+	return clusters, nil
 }
 
 // disruptionStandIns are the disrupted nodes of the unfinished disruptive
@@ -202,3 +215,68 @@ func (r *Reconciler) toHeldRuns(multicluster.ClusterName, cluster.Cluster) handl
 		return nil
 	})
 }
+
+// Status writes of the FleetDisruptionBudgets: after a change of the
+// ledger, at most once per budgetStatusInterval, so that a fleet of runs
+// changing every second costs one write per budget every few seconds; and
+// every budgetStatusResync, for clusters registered or relabelled since.
+const (
+	budgetStatusInterval = 2 * time.Second
+	budgetStatusResync   = 30 * time.Second
+)
+
+// budgetStatus writes what the ledger counts into each
+// FleetDisruptionBudget's status, so that `kubectl get fdb` shows how many
+// nodes are disrupted under each and how many runs wait for it.
+type budgetStatus struct{ r *Reconciler }
+
+// Start writes until ctx ends.
+func (b *budgetStatus) Start(ctx context.Context) error {
+	resync := time.NewTicker(budgetStatusResync)
+	defer resync.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-b.r.ledger.Changed():
+		case <-resync.C:
+		}
+		b.write(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(budgetStatusInterval):
+		}
+	}
+}
+
+// write counts every budget and patches the status of those whose count
+// changed. A budget that cannot be counted (an unreadable selector) keeps
+// its last status: the rows of the clusters it holds say why.
+func (b *budgetStatus) write(ctx context.Context) {
+	r := b.r
+	var budgets fleetv1.FleetDisruptionBudgetList
+	if err := r.Hub.List(ctx, &budgets); err != nil || len(budgets.Items) == 0 {
+		return
+	}
+	clusters, err := r.disruptionClusters(ctx)
+	if err != nil {
+		return
+	}
+	snap := r.ledger.Snapshot()
+	for i := range budgets.Items {
+		fdb := &budgets.Items[i]
+		st, err := disruption.Status(fdb, clusters, snap)
+		if err != nil || st == fdb.Status {
+			continue
+		}
+		patch := client.MergeFrom(fdb.DeepCopy())
+		fdb.Status = st
+		if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Status().Patch(ctx, fdb, patch) }); client.IgnoreNotFound(err) != nil {
+			log.FromContext(ctx).Error(err, "Writing the status of a FleetDisruptionBudget", "budget", fdb.Name)
+		}
+	}
+}
+
+// NeedLeaderElection: the ledger counts on the leader only.
+func (b *budgetStatus) NeedLeaderElection() bool { return true }

@@ -77,6 +77,9 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	if err := r.Manager.GetLocalManager().Add(&budgetRelay{ledger: r.ledger, runs: wakeHeld}); err != nil {
 		return err
 	}
+	if err := r.Manager.GetLocalManager().Add(&budgetStatus{r: r}); err != nil {
+		return err
+	}
 	onHub := []mcbuilder.ForOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
 	ownedOnHub := []mcbuilder.OwnsOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
 	watchOnHub := []mcbuilder.WatchesOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}

@@ -44,21 +44,16 @@ func Caps(budgets []fleetv1.FleetDisruptionBudget, cluster string, clusters map[
 	var caps []Cap
 	for i := range budgets {
 		b := &budgets[i]
-		sel, err := selector(b.Spec.ClusterSelector)
+		sel, err := selector(b)
 		if err != nil {
-			return nil, fmt.Errorf("FleetDisruptionBudget %s: spec.clusterSelector: %w", b.Name, err)
+			return nil, err
 		}
 		if c, ok := clusters[cluster]; !ok || !sel.Matches(labels.Set(c.Labels)) {
 			continue
 		}
-		c := Cap{Budget: b.Name, Clusters: map[string]bool{}}
+		c := Cap{Budget: b.Name}
 		total := 0
-		for name, m := range clusters {
-			if sel.Matches(labels.Set(m.Labels)) {
-				c.Clusters[name] = true
-				total += m.Nodes
-			}
-		}
+		c.Clusters, total = selected(sel, clusters)
 		if c.PerCluster, err = resolve(b.Spec.MaxDisruptedNodesPerCluster, clusters[cluster].Nodes); err != nil {
 			return nil, fmt.Errorf("FleetDisruptionBudget %s: spec.maxDisruptedNodesPerCluster: %w", b.Name, err)
 		}
@@ -70,13 +65,47 @@ func Caps(budgets []fleetv1.FleetDisruptionBudget, cluster string, clusters map[
 	return caps, nil
 }
 
-// selector reads a budget's cluster selector; nil selects nothing, which
-// the API does not allow.
-func selector(s *metav1.LabelSelector) (labels.Selector, error) {
-	if s == nil {
+// selector reads a budget's cluster selector, the error naming the budget
+// and field; nil selects nothing, which the API does not allow.
+func selector(b *fleetv1.FleetDisruptionBudget) (labels.Selector, error) {
+	if b.Spec.ClusterSelector == nil {
 		return labels.Nothing(), nil
 	}
-	return metav1.LabelSelectorAsSelector(s)
+	sel, err := metav1.LabelSelectorAsSelector(b.Spec.ClusterSelector)
+	if err != nil {
+		return nil, fmt.Errorf("FleetDisruptionBudget %s: spec.clusterSelector: %w", b.Name, err)
+	}
+	return sel, nil
+}
+
+// selected are the clusters sel selects, and their nodes together.
+func selected(sel labels.Selector, clusters map[string]Cluster) (map[string]bool, int) {
+	names, nodes := map[string]bool{}, 0
+	for name, c := range clusters {
+		if sel.Matches(labels.Set(c.Labels)) {
+			names[name] = true
+			nodes += c.Nodes
+		}
+	}
+	return names, nodes
+}
+
+// Status is what budget b counts now: the clusters it selects, the nodes
+// disrupted in them as the ledger's snapshot has them, and the runs it
+// holds back. An unreadable selector is the error naming it.
+func Status(b *fleetv1.FleetDisruptionBudget, clusters map[string]Cluster, snap Snapshot) (fleetv1.FleetDisruptionBudgetStatus, error) {
+	sel, err := selector(b)
+	if err != nil {
+		return fleetv1.FleetDisruptionBudgetStatus{}, err
+	}
+	names, _ := selected(sel, clusters)
+	st := fleetv1.FleetDisruptionBudgetStatus{ObservedGeneration: b.Generation, Clusters: int32(len(names)), WaitingClusters: int32(snap.Waiting[b.Name])}
+	for k, n := range snap.Usage {
+		if names[k.Cluster] && n > 0 {
+			st.DisruptedNodes += int32(n)
+		}
+	}
+	return st, nil
 }
 
 // resolve is a cap as a node count: a number, or a percentage of nodes

@@ -97,3 +97,43 @@ func TestCaps(t *testing.T) {
 		})
 	}
 }
+
+func TestStatus(t *testing.T) {
+	clusters := map[string]Cluster{
+		"a": {Labels: map[string]string{"env": "prod"}, Nodes: 40},
+		"b": {Labels: map[string]string{"env": "prod"}, Nodes: 9},
+		"c": {Labels: map[string]string{"env": "dev"}, Nodes: 100},
+	}
+	prod := budget("prod", map[string]string{"env": "prod"}, ptr.To(intstr.FromInt32(2)), nil)
+	prod.Generation = 3
+	l := NewLedger()
+	caps, err := Caps([]fleetv1.FleetDisruptionBudget{prod}, "a", clusters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Observe(key("reboot", "a"), 2)
+	l.Observe(key("reboot", "b"), 1)
+	l.Observe(key("reboot", "c"), 7) // not selected: not counted
+	if g := l.Grant(Request{Key: key("patch", "a"), Want: 3, Caps: caps}); g.Nodes != 0 || g.Budget != "prod" {
+		t.Fatalf("grant = %+v, want none, held by prod", g)
+	}
+	got, err := Status(&prod, clusters, l.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fleetv1.FleetDisruptionBudgetStatus{ObservedGeneration: 3, Clusters: 2, DisruptedNodes: 3, WaitingClusters: 1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Status (-want +got):\n%s", diff)
+	}
+	select {
+	case <-l.Changed():
+	default:
+		t.Error("no change signalled for the budgets' status")
+	}
+
+	bad := budget("bad", nil, nil, ptr.To(intstr.FromInt32(1)))
+	bad.Spec.ClusterSelector.MatchExpressions = []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Near"}}
+	if _, err := Status(&bad, clusters, l.Snapshot()); err == nil || err.Error() != `FleetDisruptionBudget bad: spec.clusterSelector: "Near" is not a valid label selector operator` {
+		t.Errorf("Status of an unreadable selector: %v", err)
+	}
+}

@@ -76,8 +76,8 @@ type Grant struct {
 	// when no cap binds.
 	Nodes int
 	// Hold, when Nodes < Want, says which budget holds the rest and who
-	// has its room: the cluster's row shows it.
-	Hold string
+	// has its room: the cluster's row shows it. Budget names it.
+	Hold, Budget string
 }
 
 // entry is one run's count in one cluster: the nodes it was seen to have
@@ -95,15 +95,26 @@ type Ledger struct {
 	mu sync.Mutex
 	// entries are by MemberRun: a MemberRun gone is forgotten by name.
 	entries map[types.NamespacedName]entry
-	// waiting are the runs a grant held back, to be woken when room frees.
-	waiting map[types.NamespacedName]Key
+	// waiting are the runs a grant held back, to be woken when room frees,
+	// and the budget that held each.
+	waiting map[types.NamespacedName]held
 	freed   chan struct{}
+	// changed is signalled on any change of a count or a wait, for the
+	// budgets' status.
+	changed chan struct{}
+}
+
+// held is a run a grant held back, and the budget that held it.
+type held struct {
+	key    Key
+	budget string
 }
 
 // NewLedger returns an empty ledger: after a hub start, grants count the
 // runs not observed yet at their stand-ins.
 func NewLedger() *Ledger {
-	return &Ledger{entries: map[types.NamespacedName]entry{}, waiting: map[types.NamespacedName]Key{}, freed: make(chan struct{}, 1)}
+	return &Ledger{entries: map[types.NamespacedName]entry{}, waiting: map[types.NamespacedName]held{},
+		freed: make(chan struct{}, 1), changed: make(chan struct{}, 1)}
 }
 
 // Observe sets the nodes the run disrupts in its cluster as its member
@@ -119,6 +130,9 @@ func (l *Ledger) Observe(k Key, disrupted int) {
 	if !seen || disrupted < old.count() {
 		l.signal()
 	}
+	if !seen || disrupted != old.count() {
+		notify(l.changed)
+	}
 }
 
 // Forget drops the run's entry: it finished, or its MemberRun or
@@ -126,12 +140,17 @@ func (l *Ledger) Observe(k Key, disrupted int) {
 func (l *Ledger) Forget(run types.NamespacedName) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	_, waited := l.waiting[run]
 	delete(l.waiting, run)
-	if e, ok := l.entries[run]; ok {
+	e, ok := l.entries[run]
+	if ok {
 		delete(l.entries, run)
 		if e.count() > 0 {
 			l.signal()
 		}
+	}
+	if ok || waited {
+		notify(l.changed)
 	}
 }
 
@@ -156,10 +175,14 @@ func (l *Ledger) Grant(req Request) Grant {
 		e.reserved += g.Nodes
 		l.entries[req.Run] = e
 	}
+	before, waited := l.waiting[req.Run]
 	if g.Nodes < req.Want {
-		l.waiting[req.Run] = req.Key
+		l.waiting[req.Run] = held{key: req.Key, budget: g.Budget}
 	} else {
 		delete(l.waiting, req.Run)
+	}
+	if g.Nodes > 0 || waited != (g.Nodes < req.Want) || waited && before.budget != g.Budget {
+		notify(l.changed)
 	}
 	return g
 }
@@ -173,27 +196,64 @@ func (l *Ledger) Freed() <-chan struct{} { return l.freed }
 func (l *Ledger) Waiting() []Key {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	keys := slices.Collect(maps.Values(l.waiting))
+	keys := make([]Key, 0, len(l.waiting))
+	for _, h := range l.waiting {
+		keys = append(keys, h.key)
+	}
+	// Not a change for the budgets' status: each run woken asks again at
+	// once, and is counted again if still held.
 	clear(l.waiting)
 	return keys
 }
 
-// Wake signals Freed: a budget changed, and any held run may have room.
+// Wake signals Freed and Changed: a budget changed, any held run may have
+// room, and the budget's status is to be counted again.
 func (l *Ledger) Wake() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.signal()
+	notify(l.changed)
 }
 
 // signal wakes the waiting runs' relay; one pending signal covers many.
 func (l *Ledger) signal() {
-	if len(l.waiting) == 0 {
-		return
+	if len(l.waiting) > 0 {
+		notify(l.freed)
 	}
+}
+
+// notify signals ch without blocking: one pending signal covers many.
+func notify(ch chan struct{}) {
 	select {
-	case l.freed <- struct{}{}:
+	case ch <- struct{}{}:
 	default:
 	}
+}
+
+// Changed is signalled when a count or a wait changed.
+func (l *Ledger) Changed() <-chan struct{} { return l.changed }
+
+// Snapshot is the ledger's counts at one moment.
+type Snapshot struct {
+	// Usage is every observed run's disrupted nodes, with its grants not
+	// seen started yet.
+	Usage map[Key]int
+	// Waiting counts the runs each budget holds back, by budget.
+	Waiting map[string]int
+}
+
+// Snapshot returns the counts now.
+func (l *Ledger) Snapshot() Snapshot {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := Snapshot{Usage: make(map[Key]int, len(l.entries)), Waiting: map[string]int{}}
+	for _, e := range l.entries {
+		s.Usage[e.key] = e.count()
+	}
+	for _, h := range l.waiting {
+		s.Waiting[h.budget]++
+	}
+	return s
 }
 
 // Decide is how many of want nodes of run k may start under caps, given
@@ -204,13 +264,13 @@ func Decide(k Key, want int, caps []Cap, usage map[Key]int) Grant {
 	for _, c := range caps {
 		if c.PerCluster > 0 {
 			if room, held := fits(c.PerCluster, inCluster(usage, k.Cluster)); room < g.Nodes {
-				g.Nodes = room
+				g.Nodes, g.Budget = room, c.Budget
 				g.Hold = fmt.Sprintf("FleetDisruptionBudget %s caps cluster %s at %d disrupted nodes; %d are (%s)", c.Budget, k.Cluster, c.PerCluster, held.total, held)
 			}
 		}
 		if c.Total > 0 {
 			if room, held := fits(c.Total, inClusters(usage, c.Clusters)); room < g.Nodes {
-				g.Nodes = room
+				g.Nodes, g.Budget = room, c.Budget
 				g.Hold = fmt.Sprintf("FleetDisruptionBudget %s caps its %d clusters at %d disrupted nodes together; %d are (%s)", c.Budget, len(c.Clusters), c.Total, held.total, held)
 			}
 		}

@@ -161,6 +161,14 @@ var _ = Describe("Fleet disruption budgets", func() {
 			g.Expect(held).NotTo(BeEmpty(), "a held cluster says which budget holds it")
 		}).Should(Succeed())
 		Consistently(func() int { a, b := count(); return a + b }).WithTimeout(2*time.Second).Should(Equal(3), "nothing starts past the budget")
+		budgetStatus := func(g Gomega) fleetv1.FleetDisruptionBudgetStatus {
+			got := &fleetv1.FleetDisruptionBudget{}
+			g.Expect(hubC.Get(ctx, client.ObjectKeyFromObject(fdb), got)).To(Succeed())
+			return got.Status
+		}
+		Eventually(budgetStatus).WithTimeout(10*time.Second).Should(And(
+			HaveField("Clusters", BeEquivalentTo(2)), HaveField("DisruptedNodes", BeEquivalentTo(3)), HaveField("WaitingClusters", BeNumerically(">=", 1))),
+			"kubectl get fdb shows the budget full and who waits")
 		a, b := count()
 		Expect(a).To(BeNumerically("<=", 2))
 		Expect(b).To(BeNumerically("<=", 2))
@@ -174,6 +182,8 @@ var _ = Describe("Fleet disruption budgets", func() {
 			Expect(jobNodes(members["member-a"], cj)).To(Equal(nodeNames("a", 4)), "one Job per node")
 			Expect(jobNodes(members["member-b"], cj)).To(Equal(nodeNames("b", 7)), "one Job per node")
 		}
+		Eventually(budgetStatus).WithTimeout(10*time.Second).Should(And(HaveField("DisruptedNodes", BeZero()), HaveField("WaitingClusters", BeZero())),
+			"nothing disrupted once both runs ended")
 		per, all, events := sampler.peaks()
 		Expect(events).To(BeNumerically(">=", 2*22), "every Job of both runs was seen created and finished")
 		Expect(all).To(Equal(3), "the total cap, reached and never passed")
