@@ -241,7 +241,8 @@ func (f *fleet) installCRDs() {
 	// conditions yet, hence the retries.
 	Eventually(func() error {
 		_, err := f.run("hub", "", "wait", "--for=condition=Established", "crd/clusterjobs.fleetjob.io", "crd/memberruns.fleetjob.io",
-			"crd/clustersets.fleetjob.io", "crd/clustersetbindings.fleetjob.io", "crd/memberclusters.fleetjob.io", "--timeout=10s")
+			"crd/clustersets.fleetjob.io", "crd/clustersetbindings.fleetjob.io", "crd/memberclusters.fleetjob.io",
+			"crd/fleetdisruptionbudgets.fleetjob.io", "--timeout=10s")
 		return err
 	}).WithTimeout(time.Minute).Should(Succeed())
 	// Both admission policies, as config/default installs them: the hub

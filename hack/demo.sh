@@ -118,7 +118,7 @@ check_pinning() {
 # instead of waiting while a new CRD has no conditions yet.
 wait_established() {
   local deadline=$((SECONDS + 60)) crd
-  for crd in clusterjobs.fleetjob.io memberruns.fleetjob.io clustersets.fleetjob.io clustersetbindings.fleetjob.io memberclusters.fleetjob.io; do
+  for crd in clusterjobs.fleetjob.io memberruns.fleetjob.io clustersets.fleetjob.io clustersetbindings.fleetjob.io memberclusters.fleetjob.io fleetdisruptionbudgets.fleetjob.io; do
     until [[ "$(hub get crd "${crd}" -o jsonpath='{.status.conditions[?(@.type=="Established")].status}' 2>/dev/null)" == True ]]; do
       ((SECONDS < deadline)) || fail "the CRD ${crd} did not become Established within 60s"
       sleep 1

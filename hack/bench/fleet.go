@@ -215,7 +215,8 @@ func (b *bench) installCRDs(ctx context.Context, f *fleet) error {
 	var err error
 	for range 30 {
 		if err = b.runLogged(ctx, "kubectl", nil, kubectl, hub, "wait", "--for=condition=Established",
-			"crd/clusterjobs.fleetjob.io", "crd/memberruns.fleetjob.io", "crd/clustersets.fleetjob.io", "crd/clustersetbindings.fleetjob.io", "crd/memberclusters.fleetjob.io", "--timeout=10s"); err == nil {
+			"crd/clusterjobs.fleetjob.io", "crd/memberruns.fleetjob.io", "crd/clustersets.fleetjob.io", "crd/clustersetbindings.fleetjob.io", "crd/memberclusters.fleetjob.io",
+			"crd/fleetdisruptionbudgets.fleetjob.io", "--timeout=10s"); err == nil {
 			tenancy := filepath.Join(b.root, "config", "samples", "tenancy", "default.yaml")
 			if err := b.runLogged(ctx, "kubectl", nil, kubectl, hub, "apply", "--server-side", "-f", tenancy); err != nil {
 				return fmt.Errorf("binding the cluster set default: %w", err)

@@ -91,10 +91,10 @@ var _ = Describe("Installing a release", Ordered, func() {
 		kubectlRun("apply", "--server-side", "-f", install)
 		kubectlRun("wait", "--for=condition=Established", "--timeout=30s",
 			"crd/clusterjobs.fleetjob.io", "crd/memberruns.fleetjob.io", "crd/clustersets.fleetjob.io", "crd/clustersetbindings.fleetjob.io",
-			"crd/memberclusters.fleetjob.io")
+			"crd/memberclusters.fleetjob.io", "crd/fleetdisruptionbudgets.fleetjob.io")
 		scopes := kubectlRun("get", "crd", "-o", `jsonpath={range .items[*]}{.metadata.name}={.spec.scope}{"\n"}{end}`)
 		Expect(strings.Fields(scopes)).To(ConsistOf("clusterjobs.fleetjob.io=Namespaced", "memberruns.fleetjob.io=Namespaced", "memberclusters.fleetjob.io=Cluster",
-			"clustersets.fleetjob.io=Cluster", "clustersetbindings.fleetjob.io=Namespaced"))
+			"clustersets.fleetjob.io=Cluster", "clustersetbindings.fleetjob.io=Namespaced", "fleetdisruptionbudgets.fleetjob.io=Cluster"))
 		// The upgrade: a newer release's install.yaml over this one.
 		newer := manifests("registry.example.com/fleetjob-hub:v0.2.0", "v0.2.0")
 		kubectlRun("apply", "--server-side", "--force-conflicts", "-f", newer)
