@@ -161,10 +161,10 @@ var _ = Describe("Installing a release", Ordered, func() {
 		// Namespace would never go; the CRDs go (kube-apiserver removes them).
 		// The API server's CRD finalizer lists a CRD's objects to delete
 		// them first. Here, where no hub ever read them, one CRD of the
-		// five was held for minutes, every time, on "could not list
+		// six was held for minutes, every time, on "could not list
 		// instances: storage is (re)initializing" (kube-apiserver 1.36);
 		// once each kind was read, never. The README says so.
-		kubectlRun("get", "clusterjobs,memberruns,memberclusters,clustersets,clustersetbindings", "--all-namespaces")
+		kubectlRun("get", "clusterjobs,memberruns,memberclusters,clustersets,clustersetbindings,fleetdisruptionbudgets", "--all-namespaces")
 		kubectlRun("delete", "-f", install, "--ignore-not-found", "--wait=false")
 		Eventually(func() string {
 			return kubectlRun("get", "crd", "-o", `jsonpath={range .items[*]}{.metadata.name} {.status.conditions[?(@.type=="Terminating")].message}{"\n"}{end}`)
