@@ -217,7 +217,9 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
 	var finished time.Time
-	if g > 0 {
+	// Under a disruption budget a group starts in waves: only its first
+	// wave hands over from the group before.
+	if g > 0 && !c.State.Groups[g].Started() {
 		observeGroupDuration(c.State, g-1)
 		finished, _ = r.finishes.take(naming.LabelValue(string(cj.UID)), naming.LabelValue(c.Name))
 	}

@@ -130,6 +130,7 @@ var _ = Describe("Fleet disruption budgets", func() {
 		reboot := makeClusterJob("reboot").Clusters(map[string]string{"env": "dev"}).Obj()
 		patch := makeClusterJob("patch").Batch(3).Clusters(map[string]string{"env": "dev"}).Obj()
 		reboot.Spec.Disruptive, patch.Spec.Disruptive = true, true
+		durationsBefore := histogramCount("fleetjob_group_duration_seconds")
 		for _, m := range members {
 			m.runner.hold(true)
 		}
@@ -184,6 +185,10 @@ var _ = Describe("Fleet disruption budgets", func() {
 		}
 		Eventually(budgetStatus).WithTimeout(10*time.Second).Should(And(HaveField("DisruptedNodes", BeZero()), HaveField("WaitingClusters", BeZero())),
 			"nothing disrupted once both runs ended")
+		// Groups start in waves here; each group's duration is still
+		// observed once: reboot's one group in each member, patch's 2 in
+		// member-a and 3 in member-b.
+		Expect(histogramCount("fleetjob_group_duration_seconds") - durationsBefore).To(Equal(uint64(7)))
 		per, all, events := sampler.peaks()
 		Expect(events).To(BeNumerically(">=", 2*22), "every Job of both runs was seen created and finished")
 		Expect(all).To(Equal(3), "the total cap, reached and never passed")
