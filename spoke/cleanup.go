@@ -36,28 +36,43 @@ import (
 // Leftovers counts what is left of a run in a member.
 type Leftovers struct {
 	Jobs, ConfigMaps int
+	// Cordoned counts the nodes the run cordoned to drain them and that
+	// are not uncordoned yet.
+	Cordoned int
 }
 
 // None tells whether nothing is left.
-func (l Leftovers) None() bool { return l.Jobs == 0 && l.ConfigMaps == 0 }
+func (l Leftovers) None() bool { return l.Jobs == 0 && l.ConfigMaps == 0 && l.Cordoned == 0 }
 
 // String says what is left, for an event.
 func (l Leftovers) String() string {
+	if l.Cordoned > 0 {
+		return fmt.Sprintf("%d Jobs, %d ConfigMaps and %d nodes cordoned", l.Jobs, l.ConfigMaps, l.Cordoned)
+	}
 	return fmt.Sprintf("%d Jobs and %d ConfigMaps", l.Jobs, l.ConfigMaps)
 }
 
 // Cleanup deletes the Jobs, with their pods, and the plan that hub created
-// for ClusterJob uid in namespace, and returns what is left: call again
-// until nothing is (deletion takes time, and a cached c sees it late). Only
-// objects with hub's label are touched. It deletes by collection, one call
-// per kind however many nodes ran, so the member's credentials need the
-// deletecollection verb on Jobs and ConfigMaps.
-func Cleanup(ctx context.Context, c client.Client, namespace string, uid types.UID, hub string) (Leftovers, error) {
+// for ClusterJob uid in namespace, uncordons the nodes it cordoned for a
+// drain, and returns what is left: call again until nothing
+// is (deletion takes time, and a cached c sees it late). Only objects with
+// hub's label, and nodes with its mark, are touched. It deletes by
+// collection, one call per kind however many nodes ran, so the member's
+// credentials need the deletecollection verb on Jobs and ConfigMaps.
+// live reads nodes from the API server.
+func Cleanup(ctx context.Context, c client.Client, live client.Reader, namespace string, uid types.UID, hub string) (Leftovers, error) {
 	sel := ownLabels(uid, hub)
+	// First: a node left cordoned is what a person would miss most.
+	cordoned, err := releaseAll(ctx, c, live, hub+"/"+string(uid))
+	if err != nil {
+		return Leftovers{}, fmt.Errorf("uncordoning the nodes ClusterJob %s cordoned: %w", uid, err)
+	}
 	if err := deleteRun(ctx, c, namespace, sel); err != nil {
 		return Leftovers{}, fmt.Errorf("deleting the objects of ClusterJob %s in namespace %s: %w", uid, namespace, err)
 	}
-	return leftovers(ctx, c, namespace, sel)
+	left, err := leftovers(ctx, c, namespace, sel)
+	left.Cordoned = cordoned
+	return left, err
 }
 
 // deleteRun deletes a run's Jobs, then its ConfigMaps: while any Job is

@@ -128,7 +128,7 @@ func TestCleanup(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			live := fake.NewClientBuilder().WithObjects(tc.objs...).Build()
 			c := interceptor.NewClient(live, tc.funcs)
-			left, err := Cleanup(context.Background(), c, testNamespace, testUID, testHub)
+			left, err := Cleanup(context.Background(), c, c, testNamespace, testUID, testHub)
 			if diff := cmp.Diff(tc.wantErr, errorString(err)); diff != "" {
 				t.Errorf("Cleanup() error mismatch (-want +got):\n%s", diff)
 			}
@@ -156,7 +156,7 @@ func TestCleanupDeletesPods(t *testing.T) {
 			return c.DeleteAllOf(ctx, obj, opts...)
 		},
 	}).Build()
-	if _, err := Cleanup(context.Background(), c, testNamespace, testUID, testHub); err != nil {
+	if _, err := Cleanup(context.Background(), c, c, testNamespace, testUID, testHub); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]metav1.DeletionPropagation{metav1.DeletePropagationBackground}, got); diff != "" {

@@ -118,3 +118,28 @@ func (ix *Informers) nodePresent() (present func(string) bool, ok bool) {
 		return err == nil && exists
 	}, true
 }
+
+// nodeAnnotations reads a node's annotations from the Node informer's
+// store (nil when it has none or is gone); ok is false while there is no
+// such informer.
+func (ix *Informers) nodeAnnotations() (annotations func(string) map[string]string, ok bool) {
+	if ix == nil {
+		return nil, false
+	}
+	ix.mu.RLock()
+	store := ix.nodes
+	ix.mu.RUnlock()
+	if store == nil {
+		return nil, false
+	}
+	return func(name string) map[string]string {
+		obj, exists, err := store.GetByKey(name)
+		if err != nil || !exists {
+			return nil
+		}
+		if m, ok := obj.(metav1.Object); ok {
+			return m.GetAnnotations()
+		}
+		return nil
+	}, true
+}

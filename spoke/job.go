@@ -27,6 +27,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -61,9 +62,24 @@ func BuildJob(run Run, node string, group int, groupName string) *batchv1.Job {
 		{Name: fleetv1.GroupEnv, Value: groupName},
 	})
 	pinToNode(&pod.Spec, node)
+	if cj.Spec.Drains() {
+		tolerateCordon(&pod.Spec)
+	}
 	logsOnError(&pod.Spec)
 	limitToken(&pod.Spec, run.ServiceAccounts)
 	return job
+}
+
+// tolerateCordon lets the pod of a drain run schedule on its node, which
+// the run cordoned: the scheduler keeps pods off a node with
+// spec.unschedulable unless they tolerate the taint that stands for it.
+func tolerateCordon(spec *corev1.PodSpec) {
+	t := corev1.Toleration{Key: fleetv1.UnschedulableTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	if !slices.ContainsFunc(spec.Tolerations, func(have corev1.Toleration) bool {
+		return have.ToleratesTaint(klog.Background(), &corev1.Taint{Key: t.Key, Effect: t.Effect}, true)
+	}) {
+		spec.Tolerations = append(spec.Tolerations, t)
+	}
 }
 
 // limitToken keeps the token of the pod's ServiceAccount out of the pod

@@ -19,6 +19,7 @@ package spoke
 import (
 	"context"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -52,6 +53,18 @@ type observeOptions struct {
 	informers   *Informers
 	limit       int
 	limited     bool
+	now         time.Time
+	drain       *DrainReport
+}
+
+// At has StartGroup take now as the time, for a drain's timeout.
+func At(now time.Time) ObserveOption {
+	return func(o *observeOptions) { o.now = now }
+}
+
+// WithDrainReport has StartGroup report its drain steps in r.
+func WithDrainReport(r *DrainReport) ObserveOption {
+	return func(o *observeOptions) { o.drain = r }
 }
 
 // WithLimit has StartGroup start at most k of the group's Pending nodes,
@@ -145,7 +158,41 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 		st, _ = derive(&p, byNode, present, rec, last)
 	}
 	st.Recorded, st.RecordObject = rec, cm
+	if run.ClusterJob.Spec.Drains() {
+		if st.Cordoned, err = cordonedNodes(ctx, c, run, st, o); err != nil {
+			return State{}, err
+		}
+	}
 	return st, nil
+}
+
+// cordonedNodes are the planned nodes that carry run's cordon mark, from
+// the Node informer when o has it, else from a metadata list of the nodes.
+func cordonedNodes(ctx context.Context, c client.Reader, run Run, st State, o observeOptions) (map[string]bool, error) {
+	annotations, ok := o.informers.nodeAnnotations()
+	if !ok {
+		var list metav1.PartialObjectMetadataList
+		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
+		if err := c.List(ctx, &list); err != nil {
+			return nil, fmt.Errorf("listing nodes: %w", err)
+		}
+		byName := make(map[string]map[string]string, len(list.Items))
+		for _, n := range list.Items {
+			byName[n.Name] = n.Annotations
+		}
+		annotations = func(name string) map[string]string { return byName[name] }
+	}
+	owner := DrainOwner(run)
+	var marked map[string]bool
+	for _, n := range st.Nodes {
+		if CordonedBy(annotations(n.Node), owner) {
+			if marked == nil {
+				marked = map[string]bool{}
+			}
+			marked[n.Node] = true
+		}
+	}
+	return marked, nil
 }
 
 // jobsMissing tells whether the record has a running node without a Job.

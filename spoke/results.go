@@ -208,7 +208,11 @@ func recordChanges(prev Results, st State, created []string, skipped []plan.Skip
 		set(node, NodeResult{Phase: NodeRunning})
 	}
 	for _, s := range skipped {
-		set(s.Node, NodeResult{Phase: NodeSkipped, Reason: s.Reason, Message: text.Truncate(s.Message, maxResultMessage)})
+		phase := NodeSkipped
+		if DrainFailed(s.Reason) {
+			phase = NodeFailed // cordoned and partly drained: it was disrupted, not passed over
+		}
+		set(s.Node, NodeResult{Phase: phase, Reason: s.Reason, Message: text.Truncate(s.Message, maxResultMessage)})
 	}
 	if len(changed) == 0 {
 		return prev, nil

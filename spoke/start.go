@@ -85,7 +85,7 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 	if group < 0 || group >= len(st.Groups) {
 		return nil, nil, fmt.Errorf("group %d is not in the plan of cluster %s, which has %d groups", group, run.Cluster, len(st.Groups))
 	}
-	var o observeOptions
+	o := observeOptions{now: time.Now(), drain: &DrainReport{}}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -102,7 +102,17 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 	if err != nil {
 		return nil, nil, err
 	}
-	ready, skipped := recheck(pending, nodes, &run.ClusterJob.Spec)
+	drains := run.ClusterJob.Spec.Drains()
+	owner := ""
+	if drains {
+		owner = DrainOwner(run)
+	}
+	ready, skipped := recheck(pending, nodes, &run.ClusterJob.Spec, owner)
+	var drainErr error
+	if drains {
+		ready, drainErr = drainReady(ctx, c, live, run, st, group, nodes, ready, o)
+		skipped = append(skipped, o.drain.Failed...)
+	}
 	var starting []string
 	for _, n := range st.Nodes {
 		if n.Group == group && ready[n.Node] {
@@ -117,7 +127,7 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 	defer cancel()
 	fresh, err := writeAhead(ctx, c, live, run, st, starting, skipped, o.records)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, errors.Join(drainErr, err)
 	}
 	var jobs []*batchv1.Job
 	for _, n := range st.Nodes {
@@ -157,7 +167,34 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 		// next reconcile, the error's retry does.
 		cause = fmt.Errorf("cluster %s: the start of group %d ran out of time before any of its %d Jobs was created", run.Cluster, group, len(refused))
 	}
-	return created, skipped, errors.Join(append(conflicts, cause, unrecordErr)...)
+	return created, skipped, errors.Join(append(conflicts, cause, unrecordErr, drainErr)...)
+}
+
+// drainReady steps the drains of the group's ready nodes, in plan order,
+// within half the time left before ctx's deadline (the rest is the
+// creates'), and returns the nodes drained: only they start now. The
+// others stay Pending and are stepped again by the next start; those
+// whose drain failed are in o.drain.Failed.
+func drainReady(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, group int, nodes []corev1.Node, ready map[string]bool, o observeOptions) (map[string]bool, error) {
+	byName := make(map[string]*corev1.Node, len(ready))
+	for i := range nodes {
+		if ready[nodes[i].Name] {
+			byName[nodes[i].Name] = &nodes[i]
+		}
+	}
+	var targets []*corev1.Node
+	for _, n := range st.Nodes {
+		if n.Group == group && byName[n.Node] != nil {
+			targets = append(targets, byName[n.Node])
+		}
+	}
+	dctx := ctx
+	if deadline, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		dctx, cancel = context.WithDeadline(ctx, o.now.Add(deadline.Sub(o.now)/2))
+		defer cancel()
+	}
+	return drainNodes(dctx, c, live, run, targets, o.now, o.drain)
 }
 
 // undoTimeout bounds taking nodes whose creates were not sent off the
@@ -269,8 +306,10 @@ func unstart(ctx context.Context, c client.Client, live client.Reader, run Run, 
 }
 
 // recheck splits pending into the nodes that can run the Job now and those
-// to skip, as nodes (the cluster's nodes now) say. It is pure.
-func recheck(pending []string, nodes []corev1.Node, spec *fleetv1.ClusterJobSpec) (ready map[string]bool, skipped []plan.SkippedNode) {
+// to skip, as nodes (the cluster's nodes now) say; a node drainOwner
+// cordoned is judged as its pod, which tolerates the cordon, sees it. It
+// is pure.
+func recheck(pending []string, nodes []corev1.Node, spec *fleetv1.ClusterJobSpec, drainOwner string) (ready map[string]bool, skipped []plan.SkippedNode) {
 	ready = make(map[string]bool, len(pending))
 	byName := make(map[string]*corev1.Node, len(nodes))
 	for i := range nodes {
@@ -281,6 +320,9 @@ func recheck(pending []string, nodes []corev1.Node, spec *fleetv1.ClusterJobSpec
 		if !ok {
 			skipped = append(skipped, plan.SkippedNode{Node: name, Reason: fleetv1.NodeReasonNodeDeleted, Message: "node was deleted before its Job started"})
 			continue
+		}
+		if drainOwner != "" && CordonedBy(node.Annotations, drainOwner) {
+			node = asIfUncordoned(node) // draining: the run's pod tolerates its cordon
 		}
 		if reason, msg := plan.Ineligible(node, spec); reason != "" {
 			skipped = append(skipped, plan.SkippedNode{Node: name, Reason: reason, Message: msg + " when its group started"})

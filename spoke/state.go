@@ -122,6 +122,37 @@ type State struct {
 	// saw a Job of it, by the hub's clock (StartWatch.Groups): GroupStart
 	// takes it over the member's timestamps.
 	GroupsSeen map[int]time.Time
+	// Cordoned, for a run that drains, holds the planned nodes that carry
+	// its cordon mark: draining while Pending, to be released once done.
+	Cordoned map[string]bool
+}
+
+// Draining counts the Pending nodes the run cordoned: their drain goes
+// on, and they are disrupted though their Job does not exist yet.
+func (s State) Draining() int {
+	n := 0
+	for _, ns := range s.Nodes {
+		if ns.Phase == NodePending && s.Cordoned[ns.Node] {
+			n++
+		}
+	}
+	return n
+}
+
+// Releasable are the nodes the run cordoned that are done with it:
+// succeeded, failed or skipped; every one of them when all is set (the
+// run ends in the cluster). keep tells, for each, whether it stays
+// cordoned (the drain's keepCordoned for a node that succeeded, onTimeout
+// Leave for one whose drain failed) rather than being uncordoned.
+func (s State) Releasable(drain *fleetv1.Drain, all bool) (nodes []string, keep []bool) {
+	for _, ns := range s.Nodes {
+		if !s.Cordoned[ns.Node] || !all && (ns.Phase == NodePending || ns.Phase == NodeRunning) {
+			continue
+		}
+		nodes = append(nodes, ns.Node)
+		keep = append(keep, ns.Phase == NodeSucceeded && drain.KeepCordoned || DrainFailed(ns.Reason) && drain.OnTimeout == fleetv1.DrainLeave)
+	}
+	return nodes, keep
 }
 
 // Finished tells whether the run is planned and every group finished. A plan

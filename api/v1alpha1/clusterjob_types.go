@@ -222,6 +222,7 @@ const DefaultNodeLostTimeout = 10 * time.Minute
 // +kubebuilder:validation:XValidation:rule="has(self.retryOf) == has(oldSelf.retryOf) && (!has(self.retryOf) || self.retryOf == oldSelf.retryOf)",message="retryOf is immutable",fieldPath=".retryOf"
 // +kubebuilder:validation:XValidation:rule="has(self.retry) == has(oldSelf.retry) && (!has(self.retry) || self.retry == oldSelf.retry)",message="retry is immutable",fieldPath=".retry"
 // +kubebuilder:validation:XValidation:rule="(has(self.disruptive) && self.disruptive) == (has(oldSelf.disruptive) && oldSelf.disruptive)",message="disruptive is immutable",fieldPath=".disruptive"
+// +kubebuilder:validation:XValidation:rule="has(self.nodePreparation) == has(oldSelf.nodePreparation) && (!has(self.nodePreparation) || self.nodePreparation == oldSelf.nodePreparation)",message="nodePreparation is immutable",fieldPath=".nodePreparation"
 // +kubebuilder:validation:XValidation:rule="!has(self.retry) || has(self.retryOf)",message="retry needs retryOf: it says which nodes of that run to run again",fieldPath=".retry"
 type ClusterJobSpec struct {
 	// clusterSelector selects the registered member clusters that take part,
@@ -371,6 +372,13 @@ type ClusterJobSpec struct {
 	// and passed its nodeHealth gate, or failed.
 	// +optional
 	Disruptive bool `json:"disruptive,omitempty"`
+
+	// nodePreparation is what the hub does to each node before its Job:
+	// drain cordons it and evicts its pods. A run that drains is
+	// disruptive: it counts against every FleetDisruptionBudget selecting
+	// its clusters, from the node's cordon.
+	// +optional
+	NodePreparation *NodePreparation `json:"nodePreparation,omitempty"`
 
 	// suspend, while true, starts no new group anywhere; Jobs already running
 	// finish. Setting it back to false resumes the run. On a run that ended

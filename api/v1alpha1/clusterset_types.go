@@ -105,6 +105,15 @@ type ClusterSetSpec struct {
 	// +listType=atomic
 	// +optional
 	MaintenanceWindows []MaintenanceWindow `json:"maintenanceWindows,omitempty"`
+
+	// allowDrain lets ClusterJobs drain the nodes of this set's clusters
+	// (spec.nodePreparation.drain). `kubectl fleetjob register` then grants
+	// the hub's identity there what a drain needs: patch nodes, list pods
+	// in every namespace and create pods/eviction. Without it, register
+	// grants none of it and a run that drains fails in these clusters
+	// DrainNotAllowed.
+	// +optional
+	AllowDrain bool `json:"allowDrain,omitempty"`
 }
 
 // ServiceAccountAllowed tells whether the set allows pods to run as

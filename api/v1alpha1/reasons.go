@@ -265,4 +265,17 @@ const (
 	// NotReady or Unknown for longer than spec.nodeLostTimeout while its
 	// pod was not Ready; its Job is deleted.
 	NodeReasonNodeLost = "NodeLost"
+	// NodeReasonDrainTimeout: the node's pods were not all evicted within
+	// spec.nodePreparation.drain.timeout (a PodDisruptionBudget that never
+	// allowed it, a pod that would not terminate); its Job was never
+	// created.
+	NodeReasonDrainTimeout = "DrainTimeout"
+	// NodeReasonDrainBlocked: the node has a pod the drain's options do
+	// not let it evict (emptyDir data without deleteEmptyDirData, a pod
+	// no controller manages without force); its Job was never created.
+	NodeReasonDrainBlocked = "DrainBlocked"
+	// ReasonDrainNotAllowed: the run drains nodes, and the hub's identity
+	// in the cluster may not (its set does not allowDrain, or register
+	// did not grant it); the cluster fails naming the missing permission.
+	ReasonDrainNotAllowed = "DrainNotAllowed"
 )

@@ -118,6 +118,6 @@ func (r *Reconciler) cleanMember(ctx context.Context, uid types.UID, m clusters.
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	left, err := spoke.Cleanup(ctx, cl.GetClient(), m.Namespace, uid, r.Options.HubID)
+	left, err := spoke.Cleanup(ctx, cl.GetClient(), cl.GetAPIReader(), m.Namespace, uid, r.Options.HubID)
 	return cleanResult{reached: true, left: left, err: err}
 }

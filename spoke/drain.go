@@ -1,0 +1,382 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package spoke
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/plan"
+)
+
+// DrainOwner is the CordonedByAnnotation value of the nodes run cordons:
+// its hub and its ClusterJob's UID, so that only that run, from that hub,
+// ever uncordons them.
+func DrainOwner(run Run) string {
+	return run.Hub + "/" + string(run.ClusterJob.UID)
+}
+
+// CordonedBy tells whether node carries owner's cordon mark.
+func CordonedBy(annotations map[string]string, owner string) bool {
+	return annotations[fleetv1.CordonedByAnnotation] == owner
+}
+
+// maxEvictionsPerStep bounds the evictions one drain step sends for one
+// node: a node with hundreds of pods is drained over a few steps rather
+// than in one burst past the start's deadline.
+const maxEvictionsPerStep = 50
+
+// DrainStep is where one node's drain stands after a step.
+type DrainStep struct {
+	// Drained tells that no pod the drain evicts is left on the node: its
+	// Job may be created.
+	Drained bool
+	// Reason and Message, when Reason is set, fail the node: its drain
+	// timed out (NodeReasonDrainTimeout) or cannot succeed
+	// (NodeReasonDrainBlocked).
+	Reason, Message string
+	// Evicted counts the evictions the API server accepted in this step;
+	// Left the pods still to go, Waiting what holds the first of them (a
+	// PodDisruptionBudget, a pod terminating).
+	Evicted, Left int
+	Waiting       string
+}
+
+// StepDrain moves node's drain for run one step on: it cordons the node,
+// marking it with the run (DrainOwner) and the time, unless the run's mark
+// is there already; fails it once the drain's timeout has passed since;
+// and evicts the pods still to go, through the Eviction API, so that
+// PodDisruptionBudgets are respected. The node must be the run's to drain:
+// schedulable, or cordoned by the run. live must read from the API server.
+func StepDrain(ctx context.Context, c client.Client, live client.Reader, run Run, node *corev1.Node, now time.Time) (DrainStep, error) {
+	drain := run.ClusterJob.Spec.NodePreparation.Drain
+	owner := DrainOwner(run)
+	started, err := cordon(ctx, c, node, owner, now)
+	if err != nil {
+		return DrainStep{}, err
+	}
+	var pods corev1.PodList
+	if err := live.List(ctx, &pods, client.MatchingFields{"spec.nodeName": node.Name}); err != nil {
+		return DrainStep{}, fmt.Errorf("listing the pods of node %s to drain it: %w", node.Name, err)
+	}
+	evict, wait, blocked, err := drainTargets(pods.Items, drain)
+	if err != nil {
+		return DrainStep{}, err
+	}
+	if blocked != "" {
+		return DrainStep{Reason: fleetv1.NodeReasonDrainBlocked, Message: blocked}, nil
+	}
+	step := DrainStep{Left: len(evict) + len(wait), Drained: len(evict)+len(wait) == 0}
+	if step.Drained {
+		return step, nil
+	}
+	if timeout := drain.TimeoutOrDefault(); !now.Before(started.Add(timeout)) {
+		first := append(slices.Clone(evict), wait...)[0]
+		return DrainStep{Reason: fleetv1.NodeReasonDrainTimeout, Message: fmt.Sprintf(
+			"%d pods were still on the node %s after its drain began (spec.nodePreparation.drain.timeout), pod %s/%s first", step.Left, timeout, first.Namespace, first.Name)}, nil
+	}
+	if len(wait) > 0 {
+		step.Waiting = fmt.Sprintf("pod %s/%s is terminating", wait[0].Namespace, wait[0].Name)
+	}
+	for i := range evict[:min(len(evict), maxEvictionsPerStep)] {
+		why, err := evictPod(ctx, c, &evict[i])
+		switch {
+		case err != nil:
+			return step, err
+		case why == "":
+			step.Evicted++
+		case step.Waiting == "":
+			step.Waiting = why
+		}
+	}
+	return step, nil
+}
+
+// cordon marks node unschedulable with owner's mark and now, unless it
+// carries owner's mark already, and returns when its drain started. The
+// patch is conditional on the node as read (its resourceVersion): a node
+// someone cordoned meanwhile is never marked as ours.
+func cordon(ctx context.Context, c client.Client, node *corev1.Node, owner string, now time.Time) (time.Time, error) {
+	if CordonedBy(node.Annotations, owner) {
+		started, err := time.Parse(time.RFC3339, node.Annotations[fleetv1.DrainStartedAnnotation])
+		if err != nil {
+			// Someone changed our mark: the drain counts from now, and
+			// its timeout still bounds it.
+			started = now
+		}
+		return started, nil
+	}
+	if node.Spec.Unschedulable {
+		return time.Time{}, fmt.Errorf("node %s was cordoned by someone else: fleetjob drains only nodes it cordons", node.Name)
+	}
+	patched := node.DeepCopy()
+	patched.Spec.Unschedulable = true
+	if patched.Annotations == nil {
+		patched.Annotations = map[string]string{}
+	}
+	patched.Annotations[fleetv1.CordonedByAnnotation] = owner
+	patched.Annotations[fleetv1.DrainStartedAnnotation] = now.UTC().Format(time.RFC3339)
+	if err := c.Patch(ctx, patched, client.MergeFromWithOptions(node, client.MergeFromWithOptimisticLock{})); err != nil {
+		return time.Time{}, fmt.Errorf("cordoning node %s: %w", node.Name, err)
+	}
+	*node = *patched
+	return now, nil
+}
+
+// drainTargets sorts a node's pods into those to evict and those to wait
+// for (evicted or deleted already, still terminating), as kubectl drain
+// does: finished pods, mirror pods, DaemonSet pods, fleetjob's own Job
+// pods and pods drain's podSelector does not select stay. blocked names a
+// pod the drain's options do not let it evict. It is pure.
+func drainTargets(pods []corev1.Pod, drain *fleetv1.Drain) (evict, wait []corev1.Pod, blocked string, err error) {
+	selector := labels.Everything()
+	if drain.PodSelector != nil {
+		if selector, err = metav1.LabelSelectorAsSelector(drain.PodSelector); err != nil {
+			return nil, nil, "", fmt.Errorf("spec.nodePreparation.drain.podSelector: %w", err)
+		}
+	}
+	for _, p := range pods {
+		switch {
+		case p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed:
+		case p.Annotations[corev1.MirrorPodAnnotationKey] != "":
+		case p.Labels[fleetv1.ManagedByLabel] == fleetv1.ManagedByValue:
+			// A Job pod of a fleetjob run, this one's or another's: its
+			// node's work, never evicted by a drain.
+		case ownedByKind(&p, "DaemonSet"):
+		case !selector.Matches(labels.Set(p.Labels)):
+		case !p.DeletionTimestamp.IsZero():
+			wait = append(wait, p)
+		case blocked == "" && metav1.GetControllerOf(&p) == nil && !drain.Force:
+			blocked = fmt.Sprintf("pod %s/%s has no controller: nothing would recreate it (spec.nodePreparation.drain.force evicts it)", p.Namespace, p.Name)
+		case blocked == "" && hasEmptyDir(&p) && !drain.DeleteEmptyDirData:
+			blocked = fmt.Sprintf("pod %s/%s has emptyDir data that eviction would delete (spec.nodePreparation.drain.deleteEmptyDirData evicts it)", p.Namespace, p.Name)
+		default:
+			evict = append(evict, p)
+		}
+	}
+	return evict, wait, blocked, nil
+}
+
+func ownedByKind(p *corev1.Pod, kind string) bool {
+	ref := metav1.GetControllerOf(p)
+	return ref != nil && ref.Kind == kind
+}
+
+func hasEmptyDir(p *corev1.Pod) bool {
+	return slices.ContainsFunc(p.Spec.Volumes, func(v corev1.Volume) bool { return v.EmptyDir != nil })
+}
+
+// evictPod asks the API server to evict pod. why says what refused it for
+// now (a PodDisruptionBudget: 429), "" when it was accepted or the pod is
+// gone; err is any other failure.
+func evictPod(ctx context.Context, c client.Client, pod *corev1.Pod) (why string, err error) {
+	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace},
+		DeleteOptions: &metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &pod.UID}}}
+	err = c.SubResource("eviction").Create(ctx, pod, eviction)
+	switch {
+	case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		return "", nil // evicted, or gone (a conflict: its UID changed, the pod we saw is gone)
+	case apierrors.IsTooManyRequests(err):
+		return fmt.Sprintf("the eviction of pod %s/%s is refused for now: %s", pod.Namespace, pod.Name, apiMessage(err)), nil
+	default:
+		return "", fmt.Errorf("evicting pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+}
+
+// apiMessage is an API error's message, without the client's wrapping.
+func apiMessage(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return status.Status().Message
+	}
+	return err.Error()
+}
+
+// ReleaseNode takes run's mark off node, and uncordons it unless keep:
+// only a node the run cordoned, as its mark says, is touched. The patch is
+// conditional on the node as read, so that a cordon someone else set
+// meanwhile is never undone. A node that is gone is released.
+func ReleaseNode(ctx context.Context, c client.Client, live client.Reader, run Run, name string, keep bool) error {
+	return releaseNode(ctx, c, live, DrainOwner(run), name, keep)
+}
+
+func releaseNode(ctx context.Context, c client.Client, live client.Reader, owner, name string, keep bool) error {
+	var node corev1.Node
+	if err := live.Get(ctx, client.ObjectKey{Name: name}, &node); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if !CordonedBy(node.Annotations, owner) {
+		return nil
+	}
+	patched := node.DeepCopy()
+	delete(patched.Annotations, fleetv1.CordonedByAnnotation)
+	delete(patched.Annotations, fleetv1.DrainStartedAnnotation)
+	if !keep {
+		patched.Spec.Unschedulable = false
+	}
+	if err := c.Patch(ctx, patched, client.MergeFromWithOptions(&node, client.MergeFromWithOptimisticLock{})); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("uncordoning node %s: %w", name, err)
+	}
+	return nil
+}
+
+// DrainFailed tells whether reason is a drain's failure: the node failed
+// before its Job was created.
+func DrainFailed(reason string) bool {
+	return reason == fleetv1.NodeReasonDrainTimeout || reason == fleetv1.NodeReasonDrainBlocked
+}
+
+// asIfUncordoned is node as the scheduler will see it for the run's pod,
+// which tolerates the cordon: what decides whether a node the run cordoned
+// can still run its Job.
+func asIfUncordoned(node *corev1.Node) *corev1.Node {
+	out := *node
+	out.Spec.Unschedulable = false
+	out.Spec.Taints = slices.DeleteFunc(slices.Clone(node.Spec.Taints), func(t corev1.Taint) bool { return t.Key == fleetv1.UnschedulableTaint })
+	return &out
+}
+
+// DrainReport is what a group start's drain steps came to.
+type DrainReport struct {
+	// Draining counts the nodes whose drain goes on; Waiting says what
+	// holds the first of them, when something does.
+	Draining int
+	Waiting  string
+	// Evicted counts the evictions accepted.
+	Evicted int
+	// Failed are the nodes whose drain failed, recorded as failed.
+	Failed []plan.SkippedNode
+}
+
+// drainParallelism is how many nodes are drained at once in one start.
+const drainParallelism = 16
+
+// drainNodes steps the drain of each of nodes (the ready nodes of the
+// group, by name), in parallel, and returns those drained. A node whose
+// step failed with an error stays to drain; the first error is returned.
+func drainNodes(ctx context.Context, c client.Client, live client.Reader, run Run, nodes []*corev1.Node, now time.Time, report *DrainReport) (map[string]bool, error) {
+	steps := make([]DrainStep, len(nodes))
+	errs := make([]error, len(nodes))
+	workqueue.ParallelizeUntil(ctx, drainParallelism, len(nodes), func(i int) {
+		steps[i], errs[i] = StepDrain(ctx, c, live, run, nodes[i], now)
+	})
+	drained := map[string]bool{}
+	for i, s := range steps {
+		switch {
+		case errs[i] != nil:
+			report.Draining++
+		case s.Reason != "":
+			report.Failed = append(report.Failed, plan.SkippedNode{Node: nodes[i].Name, Reason: s.Reason, Message: s.Message})
+		case s.Drained:
+			drained[nodes[i].Name] = true
+		default:
+			report.Draining++
+			if report.Waiting == "" && s.Waiting != "" {
+				report.Waiting = fmt.Sprintf("node %s: %s", nodes[i].Name, s.Waiting)
+			}
+		}
+		report.Evicted += s.Evicted
+	}
+	return drained, firstError(errs)
+}
+
+// maxReleasesPerCall bounds the nodes ReleaseNodes patches in one call;
+// the rest are released by the next.
+const maxReleasesPerCall = 50
+
+// ReleaseNodes releases the nodes st says run cordoned and is done with
+// (State.Releasable; all of them when all is set): each is uncordoned, or
+// left cordoned as the drain's options say, and loses the run's mark. It
+// returns how many are left to release, by a later call, and the first
+// error; the others are still released.
+func ReleaseNodes(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, all bool) (left int, err error) {
+	nodes, keep := st.Releasable(run.ClusterJob.Spec.NodePreparation.Drain, all)
+	n := min(len(nodes), maxReleasesPerCall)
+	errs := make([]error, n)
+	workqueue.ParallelizeUntil(ctx, drainParallelism, n, func(i int) {
+		errs[i] = ReleaseNode(ctx, c, live, run, nodes[i], keep[i])
+	})
+	left = len(nodes)
+	for i := range n {
+		if errs[i] == nil {
+			delete(st.Cordoned, nodes[i])
+			left--
+		}
+	}
+	return left, firstError(errs)
+}
+
+// firstError is the first of errs that is not nil, saying how many more
+// failed too.
+func firstError(errs []error) error {
+	var first error
+	more := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case first == nil:
+			first = err
+		default:
+			more++
+		}
+	}
+	if more > 0 {
+		return fmt.Errorf("%w (and %d more)", first, more)
+	}
+	return first
+}
+
+// releaseAll uncordons every node that carries owner's mark, as c (a
+// cache of node metadata will do) lists them, at most maxReleasesPerCall
+// of them, and returns how many are left.
+func releaseAll(ctx context.Context, c client.Client, live client.Reader, owner string) (left int, err error) {
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
+	if err := c.List(ctx, &list); err != nil {
+		return 0, fmt.Errorf("listing nodes: %w", err)
+	}
+	var marked []string
+	for _, n := range list.Items {
+		if CordonedBy(n.Annotations, owner) {
+			marked = append(marked, n.Name)
+		}
+	}
+	n := min(len(marked), maxReleasesPerCall)
+	errs := make([]error, n)
+	workqueue.ParallelizeUntil(ctx, drainParallelism, n, func(i int) {
+		errs[i] = releaseNode(ctx, c, live, owner, marked[i], false)
+	})
+	left = len(marked)
+	for _, err := range errs {
+		if err == nil {
+			left--
+		}
+	}
+	return left, firstError(errs)
+}
