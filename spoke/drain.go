@@ -20,7 +20,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -123,30 +125,34 @@ func StepDrain(ctx context.Context, c client.Client, live client.Reader, run Run
 // patch is conditional on the node as read (its resourceVersion): a node
 // someone cordoned meanwhile is never marked as ours.
 func cordon(ctx context.Context, c client.Client, node *corev1.Node, owner string, now time.Time) (time.Time, error) {
-	if CordonedBy(node.Annotations, owner) {
-		started, err := time.Parse(time.RFC3339, node.Annotations[fleetv1.DrainStartedAnnotation])
-		if err != nil {
-			// Someone changed our mark: the drain counts from now, and
-			// its timeout still bounds it.
-			started = now
-		}
+	started, err := time.Parse(time.RFC3339, node.Annotations[fleetv1.DrainStartedAnnotation])
+	ours := CordonedBy(node.Annotations, owner)
+	if ours && err == nil && node.Spec.Unschedulable {
 		return started, nil
 	}
-	if node.Spec.Unschedulable {
+	if !ours && node.Spec.Unschedulable {
 		return time.Time{}, fmt.Errorf("node %s was cordoned by someone else: fleetjob drains only nodes it cordons", node.Name)
 	}
+	if !ours || err != nil {
+		// A first cordon; or our start time was lost, and the drain
+		// counts again from now, stored, so that its timeout still
+		// bounds it.
+		started = now
+	}
+	// Marked ours but uncordoned meanwhile: cordoned again, or the pods
+	// evicted would be scheduled right back.
 	patched := node.DeepCopy()
 	patched.Spec.Unschedulable = true
 	if patched.Annotations == nil {
 		patched.Annotations = map[string]string{}
 	}
 	patched.Annotations[fleetv1.CordonedByAnnotation] = owner
-	patched.Annotations[fleetv1.DrainStartedAnnotation] = now.UTC().Format(time.RFC3339)
+	patched.Annotations[fleetv1.DrainStartedAnnotation] = started.UTC().Format(time.RFC3339)
 	if err := c.Patch(ctx, patched, client.MergeFromWithOptions(node, client.MergeFromWithOptimisticLock{})); err != nil {
 		return time.Time{}, fmt.Errorf("cordoning node %s: %w", node.Name, err)
 	}
 	*node = *patched
-	return now, nil
+	return started, nil
 }
 
 // drainTargets sorts a node's pods into those to evict and those to wait
@@ -282,7 +288,7 @@ const drainParallelism = 16
 // step failed with an error stays to drain; the first error is returned.
 func drainNodes(ctx context.Context, c client.Client, live client.Reader, run Run, nodes []*corev1.Node, now time.Time, report *DrainReport) (map[string]bool, error) {
 	steps := make([]DrainStep, len(nodes))
-	errs := make([]error, len(nodes))
+	errs := notTried(ctx, len(nodes))
 	workqueue.ParallelizeUntil(ctx, drainParallelism, len(nodes), func(i int) {
 		steps[i], errs[i] = StepDrain(ctx, c, live, run, nodes[i], now)
 	})
@@ -318,7 +324,7 @@ const maxReleasesPerCall = 50
 func ReleaseNodes(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, all bool) (left int, err error) {
 	nodes, keep := st.Releasable(run.ClusterJob.Spec.NodePreparation.Drain, all)
 	n := min(len(nodes), maxReleasesPerCall)
-	errs := make([]error, n)
+	errs := notTried(ctx, n)
 	workqueue.ParallelizeUntil(ctx, drainParallelism, n, func(i int) {
 		errs[i] = ReleaseNode(ctx, c, live, run, nodes[i], keep[i])
 	})
@@ -368,7 +374,7 @@ func releaseAll(ctx context.Context, c client.Client, live client.Reader, owner 
 		}
 	}
 	n := min(len(marked), maxReleasesPerCall)
-	errs := make([]error, n)
+	errs := notTried(ctx, n)
 	workqueue.ParallelizeUntil(ctx, drainParallelism, n, func(i int) {
 		errs[i] = releaseNode(ctx, c, live, owner, marked[i], false)
 	})
@@ -379,4 +385,46 @@ func releaseAll(ctx context.Context, c client.Client, live client.Reader, owner 
 		}
 	}
 	return left, firstError(errs)
+}
+
+// notTried is n errors for work ParallelizeUntil may leave undone when ctx
+// ends (it skips the rest silently): each piece that runs overwrites its
+// own, and one never run is not taken for done.
+func notTried(ctx context.Context, n int) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = errNotTried{ctx}
+	}
+	return errs
+}
+
+// errNotTried is the error of a piece of work never run: its context
+// ended first.
+type errNotTried struct{ ctx context.Context }
+
+func (e errNotTried) Error() string {
+	if err := e.ctx.Err(); err != nil {
+		return "not tried: " + err.Error()
+	}
+	return "not tried"
+}
+
+// NoEvictionWait wraps a member client's transport so that client-go does
+// not sleep on an eviction a PodDisruptionBudget refuses: the API server
+// answers 429 with a Retry-After of seconds, which client-go would wait out
+// and retry, up to ten times, inside one drain step and past its deadline.
+// The drain steps again within seconds on its own, and its timeout bounds
+// it, so the refusal is returned at once. Other requests are untouched.
+func NoEvictionWait(rt http.RoundTripper) http.RoundTripper {
+	return evictionTransport{rt}
+}
+
+type evictionTransport struct{ rt http.RoundTripper }
+
+func (t evictionTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusTooManyRequests && req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/eviction") {
+		resp.Header.Del("Retry-After")
+	}
+	return resp, err
 }

@@ -18,6 +18,8 @@ package spoke
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
 
 // TrimNodeMetadata keeps of a node's metadata what fleetjob reads from a
@@ -25,13 +27,19 @@ import (
 // and what identifies the object. Planning and group starts read full
 // Nodes from the API server; a cache only answers "is it there", and real
 // nodes carry dozens of labels and annotations per node, thousands of nodes
-// per member. Anything else is returned as it is.
+// per member. The one annotation kept is a drain's cordon mark: which
+// nodes a run drains, and must release, is read from the cache. Anything
+// else is returned as it is.
 func TrimNodeMetadata(obj any) (any, error) {
 	m, ok := obj.(*metav1.PartialObjectMetadata)
 	if !ok {
 		return obj, nil
 	}
-	return &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+	out := &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
 		Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion, DeletionTimestamp: m.DeletionTimestamp,
-	}}, nil
+	}}
+	if mark, ok := m.Annotations[fleetv1.CordonedByAnnotation]; ok {
+		out.Annotations = map[string]string{fleetv1.CordonedByAnnotation: mark}
+	}
+	return out, nil
 }

@@ -90,9 +90,20 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 		opt(&o)
 	}
 	var pending []string
+	taken := 0
 	for _, n := range st.Nodes {
-		if n.Group == group && n.Phase == NodePending && (!o.limited || len(pending) < o.limit) {
+		if n.Group != group || n.Phase != NodePending {
+			continue
+		}
+		if st.Cordoned[n.Node] {
+			// Its drain goes on: it holds its room under the budgets
+			// since its cordon, and is not held back by the limit.
 			pending = append(pending, n.Node)
+			continue
+		}
+		if !o.limited || taken < o.limit {
+			pending = append(pending, n.Node)
+			taken++
 		}
 	}
 	if len(pending) == 0 {
@@ -191,7 +202,8 @@ func drainReady(ctx context.Context, c client.Client, live client.Reader, run Ru
 	dctx := ctx
 	if deadline, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
-		dctx, cancel = context.WithDeadline(ctx, o.now.Add(deadline.Sub(o.now)/2))
+		now := time.Now() // the deadline's clock, not o.now: that may be a test's
+		dctx, cancel = context.WithDeadline(ctx, now.Add(deadline.Sub(now)/2))
 		defer cancel()
 	}
 	return drainNodes(dctx, c, live, run, targets, o.now, o.drain)

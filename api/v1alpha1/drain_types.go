@@ -108,6 +108,12 @@ func (d *Drain) TimeoutOrDefault() time.Duration {
 	return d.Timeout.Duration
 }
 
+// DisruptsNodes tells whether the run counts against
+// FleetDisruptionBudgets: it says it is disruptive, or it drains.
+func (s *ClusterJobSpec) DisruptsNodes() bool {
+	return s.Disruptive || s.Drains()
+}
+
 // Drains tells whether the run drains each node before its Job.
 func (s *ClusterJobSpec) Drains() bool {
 	return s.NodePreparation != nil && s.NodePreparation.Drain != nil

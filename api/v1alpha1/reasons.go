@@ -86,6 +86,10 @@ const (
 	// cluster's next nodes: they wait until nodes of any disruptive run
 	// finish, the message naming the budget and who holds it.
 	ReasonWaitingForBudget = "WaitingForBudget"
+	// ReasonDraining: nodes of the cluster's current group are being
+	// drained (spec.nodePreparation.drain) before their Jobs; the message
+	// says how many and what holds the first of them.
+	ReasonDraining = "Draining"
 	// ReasonSoaking: a gate's soak holds the next group or cluster back.
 	ReasonSoaking = "Soaking"
 	// ReasonNodeFailed: a node of the cluster failed.
@@ -138,6 +142,10 @@ const (
 	// EventReasonNodesSkipped: a Warning event: nodes of a starting group
 	// cannot run the Job now (gone, cordoned, not Ready) and were skipped.
 	EventReasonNodesSkipped = "NodesSkipped"
+	// EventReasonNodesLeftCordoned: a Warning event: the run ended in a
+	// cluster with nodes it cordoned for a drain that it could not
+	// uncordon; the message names how many and why.
+	EventReasonNodesLeftCordoned = "NodesLeftCordoned"
 	// EventReasonNodeNotStarted: a Warning event: nodes failed because
 	// their pods were refused for good or did not start within
 	// spec.nodeStartTimeout.

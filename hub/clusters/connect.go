@@ -218,6 +218,7 @@ func (p *Provider) connect(ctx context.Context, reg registration) error {
 		return &duplicateError{other: w.name, id: id, why: w.why()}
 	}
 	cfg.Wrap(countWatches(reg.name))
+	cfg.Wrap(spoke.NoEvictionWait)
 	informers := &spoke.Informers{}
 	inner, err := cluster.New(cfg, clusterOptions(reg.namespace, informers))
 	if err != nil {

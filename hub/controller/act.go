@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -99,6 +100,9 @@ func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, c *member.
 	if rerr := r.record(ctx, cj, c, created, skipped); err == nil {
 		err = rerr
 	}
+	if _, rerr := r.releaseNodes(ctx, cj, c, false); err == nil {
+		err = rerr
+	}
 	if err != nil {
 		c.Error = err
 		add(note{corev1.EventTypeWarning, fleetv1.ReasonMemberError, fmt.Sprintf("cluster %s: %v", c.Name, err)})
@@ -118,6 +122,9 @@ func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
+	if err := r.checkDrainAccess(ctx, cj, m, cl.GetClient()); err != nil {
+		return err
+	}
 	nodes, err := spoke.ListNodes(ctx, cl.GetAPIReader())
 	if err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
@@ -226,7 +233,8 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	writer := &firstCreate{Client: cl.GetClient(), clock: r.Clock}
 	uid, cluster, group := naming.LabelValue(string(cj.UID)), naming.LabelValue(c.Name), c.State.Groups[g]
 	r.pace.groupStarting(uid, cluster, g, group.Pending+group.Running)
-	opts := []spoke.ObserveOption{spoke.WithRecords(&r.records)}
+	var drained spoke.DrainReport
+	opts := []spoke.ObserveOption{spoke.WithRecords(&r.records), spoke.At(r.Clock.Now()), spoke.WithDrainReport(&drained)}
 	if d.Limited {
 		opts = append(opts, spoke.WithLimit(d.Limit))
 	}
@@ -246,9 +254,13 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 			c.Name, g, c.State.Groups[g].Name, len(created))})
 		log.FromContext(ctx).Info("Started group", "cluster", c.Name, "group", g, "jobs", len(created))
 	}
-	if len(skipped) > 0 {
+	if cj.Spec.Drains() {
+		c.Draining, c.DrainWaiting = drained.Draining, drained.Waiting
+		drainNotes(c, g, drained, add)
+	}
+	if passed := slices.DeleteFunc(slices.Clone(skipped), func(s plan.SkippedNode) bool { return spoke.DrainFailed(s.Reason) }); len(passed) > 0 {
 		add(note{corev1.EventTypeWarning, fleetv1.EventReasonNodesSkipped, fmt.Sprintf("cluster %s: group %d skipped %d nodes that cannot run the Job now, %s first: %s",
-			c.Name, g, len(skipped), skipped[0].Node, skipped[0].Message)})
+			c.Name, g, len(passed), passed[0].Node, passed[0].Message)})
 	}
 	nodes := make([]string, len(created))
 	for i := range created {

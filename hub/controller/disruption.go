@@ -44,10 +44,11 @@ func disruptionKey(mr *fleetv1.MemberRun) disruption.Key {
 	return disruption.Key{Run: client.ObjectKeyFromObject(mr), ClusterJob: mr.Spec.ClusterJob, Cluster: mr.Spec.Cluster}
 }
 
-// disrupted is how many nodes a run disrupts in its member now: Jobs
-// created and not finished, and nodes awaiting their health verdict.
+// disrupted is how many nodes a run disrupts in its member now: nodes it
+// cordoned and drains, Jobs created and not finished, and nodes awaiting
+// their health verdict.
 func disrupted(st spoke.State) int {
-	n := 0
+	n := st.Draining()
 	for _, g := range st.Groups {
 		n += g.Running
 	}
@@ -59,7 +60,7 @@ func disrupted(st spoke.State) int {
 // its last count: nothing starts a node there without the hub, so the
 // count can only be too high, never too low.
 func (r *Reconciler) observeDisruption(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, c member.Cluster) {
-	if !cj.Spec.Disruptive || !c.Engaged || !c.Reachable || c.Error != nil || !c.State.Planned {
+	if !cj.Spec.DisruptsNodes() || !c.Engaged || !c.Reachable || c.Error != nil || !c.State.Planned {
 		return
 	}
 	r.ledger.Observe(disruptionKey(mr), disrupted(c.State))
@@ -73,9 +74,12 @@ func (r *Reconciler) observeDisruption(cj *fleetv1.ClusterJob, mr *fleetv1.Membe
 // --member-error-timeout, so that no run waits on it forever.
 func (r *Reconciler) grantDisruption(ctx context.Context, cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, in *member.Input, d *member.Decision) {
 	c := &in.Cluster
-	if !cj.Spec.Disruptive || d.Start == member.NoGroup {
+	if !cj.Spec.DisruptsNodes() || d.Start == member.NoGroup {
 		return
 	}
+	// Nodes under drain hold their room already: they go on whatever the
+	// budgets say, and only the others ask for room.
+	draining := c.State.Draining()
 	caps, err := r.disruptionCaps(ctx, mr.Spec.Cluster)
 	if err == nil && len(caps) == 0 {
 		return // no budget selects the cluster
@@ -88,13 +92,13 @@ func (r *Reconciler) grantDisruption(ctx context.Context, cj *fleetv1.ClusterJob
 		c.Error, d.Start = err, member.NoGroup
 		return
 	}
-	want := c.State.Groups[d.Start].Pending
+	want := c.State.Groups[d.Start].Pending - draining
 	g := r.ledger.Grant(disruption.Request{Key: disruptionKey(mr), Want: want, Caps: caps, StandIns: standIns})
 	d.Limit, d.Limited = g.Nodes, true
 	if g.Nodes < want {
 		c.BudgetHold, c.BudgetWaiting = g.Hold, want-g.Nodes
 	}
-	if g.Nodes == 0 {
+	if g.Nodes == 0 && draining == 0 {
 		d.Start = member.NoGroup
 	}
 }
@@ -167,7 +171,7 @@ func (r *Reconciler) disruptionStandIns(ctx context.Context, caps []disruption.C
 		if client.IgnoreNotFound(err) != nil {
 			return nil, fmt.Errorf("reading ClusterJob %s/%s: %w", mr.Namespace, mr.Spec.ClusterJob, err)
 		}
-		if err == nil && string(cj.UID) == mr.Spec.ClusterJobUID && cj.Spec.Disruptive {
+		if err == nil && string(cj.UID) == mr.Spec.ClusterJobUID && cj.Spec.DisruptsNodes() {
 			standIns[k] = int(mr.Status.Nodes.Running)
 		}
 	}

@@ -88,6 +88,9 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	// After act: what it failed at is retried too.
 	requeue := member.RequeueAfter(in)
 	row := member.Status(in, decision)
+	if row.Phase.IsFinished() && len(in.Cluster.State.Cordoned) > 0 {
+		row, requeue = r.releaseAtEnd(ctx, cj, &in, decision, row, requeue)
+	}
 	results, publishWait := nodeResults(mr.Status.NodeResults, in.Cluster.State, row, r.Clock.Now())
 	if publishWait > 0 && (requeue == 0 || publishWait < requeue) {
 		requeue = publishWait
@@ -265,4 +268,27 @@ func (r *Reconciler) writeRunStatus(ctx context.Context, mr *fleetv1.MemberRun, 
 		return fmt.Errorf("writing MemberRun status: %w", err)
 	}
 	return nil
+}
+
+// releaseAtEnd releases every node the run cordoned in the cluster before
+// its row says the run ended there: once ended, it is never reconciled
+// again. While some are left, the row stays as it was with the error, and
+// the release is retried; past --member-error-timeout the cluster fails
+// anyway, and the nodes left cordoned are named in an event.
+func (r *Reconciler) releaseAtEnd(ctx context.Context, cj *fleetv1.ClusterJob, in *member.Input, d member.Decision, row fleetv1.ClusterStatus, requeue time.Duration) (fleetv1.ClusterStatus, time.Duration) {
+	left, err := r.releaseNodes(ctx, cj, &in.Cluster, true)
+	if left == 0 && err == nil {
+		return row, requeue
+	}
+	if err == nil {
+		err = fmt.Errorf("%d nodes the run cordoned are still to uncordon", left)
+	}
+	in.Cluster.Error = err
+	again := member.Status(*in, d)
+	if again.Phase.IsFinished() {
+		r.emitNotes(cj, in.Cluster.Name, []note{{corev1.EventTypeWarning, fleetv1.EventReasonNodesLeftCordoned, fmt.Sprintf(
+			"cluster %s ended with %d nodes the run cordoned still cordoned: %v; uncordon them by hand (kubectl uncordon)", in.Cluster.Name, left, err)}})
+		return again, requeue
+	}
+	return again, member.RequeueAfter(*in)
 }

@@ -61,6 +61,7 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	defer cancel()
 	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), cl.GetAPIReader(), run, spoke.FromIndexedCache(), spoke.WithPlans(&r.plans), spoke.WithRecords(&r.records),
 		spoke.WithDerivations(&r.derivations), spoke.WithInformers(clusters.InformersOf(cl)))
+	c.Draining = c.State.Draining()
 	var w spoke.StartWatch
 	if c.Error == nil && c.State.Planned {
 		w = r.watchStarts(cj, run, &c.State)

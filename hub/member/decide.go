@@ -102,6 +102,11 @@ type Cluster struct {
 	// fewer starts than the group has Pending nodes.
 	BudgetHold    string
 	BudgetWaiting int
+	// Draining counts the nodes of the current group under drain
+	// (spec.nodePreparation.drain): cordoned, their pods not all gone yet.
+	// DrainWaiting says what holds the first of them, when something does.
+	Draining     int
+	DrainWaiting string
 }
 
 // Input is everything Decide and Status look at.
@@ -505,6 +510,10 @@ const maxRetryInterval = 30 * time.Second
 // again without being woken.
 const budgetRecheck = 30 * time.Second
 
+// drainRecheck is how often a cluster with nodes under drain steps their
+// drains again.
+const drainRecheck = 2 * time.Second
+
 // RequeueAfter is how soon the run must be looked at again when no watch
 // event may come: the next unreachable timeout, the retry of a cluster whose
 // work failed (backing off from 1 s, doubling with the time it has failed,
@@ -540,6 +549,12 @@ func RequeueAfter(in Input) time.Duration {
 	}
 	if !c.HealthRecheck.IsZero() && c.Engaged {
 		due(max(10*time.Millisecond, c.HealthRecheck.Sub(in.Now))) // a node turning Ready sends no event the hub watches
+	}
+	if c.Draining > 0 && c.Engaged {
+		// An eviction's progress (a pod gone, a PodDisruptionBudget
+		// allowing) sends no event the hub watches: the drain is stepped
+		// again this often, and its timeout bounds it.
+		due(drainRecheck)
 	}
 	if c.BudgetHold != "" {
 		// The ledger wakes a held run when room frees; this bounds a

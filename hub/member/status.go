@@ -125,6 +125,12 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 	case c.BudgetHold != "" && c.State.Planned && c.State.Current() < len(c.State.Groups):
 		return fleetv1.ClusterRunning, fleetv1.ReasonWaitingForBudget, text.Truncate(fmt.Sprintf("Waiting for budget: %d nodes of group %s wait: %s",
 			c.BudgetWaiting, c.State.Groups[c.State.Current()].Name, c.BudgetHold), fleetv1.MaxClusterMessageLength)
+	case c.Draining > 0 && c.State.Planned && c.State.Current() < len(c.State.Groups):
+		msg := fmt.Sprintf("Draining %d nodes of group %s before their Jobs (spec.nodePreparation.drain)", c.Draining, c.State.Groups[c.State.Current()].Name)
+		if c.DrainWaiting != "" {
+			msg += ": " + c.DrainWaiting
+		}
+		return fleetv1.ClusterRunning, fleetv1.ReasonDraining, text.Truncate(msg, fleetv1.MaxClusterMessageLength)
 	case deleting(in) && done(in):
 		return fleetv1.ClusterRunning, fleetv1.ReasonRunning, text.Truncate(fmt.Sprintf("deleting %d Jobs of nodes the hub failed, %s first, before the cluster ends",
 			len(c.StartTimedOut), c.StartTimedOut[0]), fleetv1.MaxClusterMessageLength)

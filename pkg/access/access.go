@@ -48,6 +48,23 @@ var (
 	EventVerbs = []string{"get", "list"}
 )
 
+// The verbs of a drain (spec.nodePreparation.drain), granted only in the
+// clusters of a set that allows drains (ClusterSet spec.allowDrain): they
+// reach past the work namespace, into every workload of the member.
+var (
+	// DrainNodeVerbs are the verbs on Nodes a drain adds to NodeVerbs
+	// (which read them): patch, to cordon a node with the run's mark and
+	// uncordon it after. Not update, which would rewrite the whole node.
+	DrainNodeVerbs = []string{"patch"}
+	// DrainPodVerbs are the verbs on pods in every namespace: list, to
+	// find the pods on a node (by spec.nodeName) wherever they run.
+	DrainPodVerbs = []string{"list"}
+	// DrainEvictionVerbs are the verbs on pods/eviction in every namespace:
+	// create, to evict through the Eviction API, which honours
+	// PodDisruptionBudgets; never delete on pods, which would not.
+	DrainEvictionVerbs = []string{"create"}
+)
+
 // IdentityNamespace is the member namespace whose UID identifies the
 // member cluster: the hub reads it, and only it, to tell two registrations
 // of one cluster apart from two clusters, and a rebuilt cluster from the one
@@ -83,6 +100,24 @@ func Optional(namespace string) []authorizationv1.ResourceAttributes {
 	var out []authorizationv1.ResourceAttributes
 	for _, verb := range EventVerbs {
 		out = append(out, authorizationv1.ResourceAttributes{Namespace: namespace, Resource: "events", Verb: verb})
+	}
+	return out
+}
+
+// Drain lists what fleetjob needs in a member to drain its nodes, beyond
+// Required: cluster-scoped, since a node's pods run in any namespace.
+// `kubectl fleetjob register` grants it only where the cluster's set
+// allows drains, and the hub checks it before a run drains there.
+func Drain() []authorizationv1.ResourceAttributes {
+	var out []authorizationv1.ResourceAttributes
+	for _, verb := range DrainNodeVerbs {
+		out = append(out, authorizationv1.ResourceAttributes{Resource: "nodes", Verb: verb})
+	}
+	for _, verb := range DrainPodVerbs {
+		out = append(out, authorizationv1.ResourceAttributes{Resource: "pods", Verb: verb})
+	}
+	for _, verb := range DrainEvictionVerbs {
+		out = append(out, authorizationv1.ResourceAttributes{Resource: "pods", Subresource: "eviction", Verb: verb})
 	}
 	return out
 }

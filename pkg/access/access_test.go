@@ -46,6 +46,19 @@ func TestRequiredAccess(t *testing.T) {
 	}
 }
 
+// TestDrain: a drain's accesses are cluster-wide, and no more than
+// cordoning and evicting need.
+func TestDrain(t *testing.T) {
+	want := []authorizationv1.ResourceAttributes{
+		{Resource: "nodes", Verb: "patch"},
+		{Resource: "pods", Verb: "list"},
+		{Resource: "pods", Subresource: "eviction", Verb: "create"},
+	}
+	if diff := cmp.Diff(want, Drain()); diff != "" {
+		t.Errorf("Drain() (-want +got):\n%s", diff)
+	}
+}
+
 func TestDescribe(t *testing.T) {
 	testCases := map[string]struct {
 		attrs authorizationv1.ResourceAttributes
@@ -62,6 +75,10 @@ func TestDescribe(t *testing.T) {
 		"cluster scoped": {
 			attrs: authorizationv1.ResourceAttributes{Resource: "nodes", Verb: "watch"},
 			want:  "watch nodes",
+		},
+		"cluster scoped subresource": {
+			attrs: authorizationv1.ResourceAttributes{Resource: "pods", Subresource: "eviction", Verb: "create"},
+			want:  "create pods/eviction",
 		},
 	}
 	for name, tc := range testCases {

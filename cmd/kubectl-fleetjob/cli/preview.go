@@ -446,8 +446,8 @@ func (p *previewOptions) preview(cj *fleetv1.ClusterJob, h previewHub, targets m
 	if h.setsErr != nil && len(selected) > 0 {
 		pv.Notes = append(pv.Notes, fmt.Sprintf("The sets' Pod Security levels and windows are unknown: %v.", h.setsErr))
 	}
-	pv.Disruptive = cj.Spec.Disruptive
-	if cj.Spec.Disruptive && len(selected) > 0 {
+	pv.Disruptive = cj.Spec.DisruptsNodes()
+	if cj.Spec.DisruptsNodes() && len(selected) > 0 {
 		pv.Notes = append(pv.Notes, "spec.disruptive: nodes start only as the FleetDisruptionBudgets below have room, shared with every other disruptive run; what the others disrupt now only the hub knows.")
 		if h.budgetsErr != nil {
 			pv.Notes = append(pv.Notes, fmt.Sprintf("The FleetDisruptionBudgets are unknown: %v.", h.budgetsErr))
@@ -457,7 +457,7 @@ func (p *previewOptions) preview(cj *fleetv1.ClusterJob, h previewHub, targets m
 		pv.Notes = append(pv.Notes, "spec.strategy.batch.order random: the run draws its batches from its UID; it makes as many batches of the same sizes, of other nodes.")
 	}
 	var budgetClusters map[string]disruption.Cluster
-	if cj.Spec.Disruptive {
+	if cj.Spec.DisruptsNodes() {
 		budgetClusters = h.budgetClusters()
 	}
 	skipped := 0
@@ -467,7 +467,7 @@ func (p *previewOptions) preview(cj *fleetv1.ClusterJob, h previewHub, targets m
 		c := render.ClusterPreview{Cluster: cluster, ClusterSet: set, Start: starts[cluster].start, Canary: starts[cluster].canary,
 			PodSecurity: podSecurityVerdict(pv.Tenancy, set, policy, h.setsErr, &cj.Spec.JobTemplate.Spec.Template),
 			Window:      windowState(cj, set, policy, h.setsErr, now), NotReady: pv.notReady[cluster]}
-		if cj.Spec.Disruptive {
+		if cj.Spec.DisruptsNodes() {
 			budgetCaps(&c, &h, budgetClusters)
 		}
 		if c.Start == render.StartAwaitingSlot && cj.Spec.ClusterRollout != nil {
@@ -782,7 +782,7 @@ func (p *previewOptions) run(ctx context.Context, out *outputFlags) error {
 		}
 		validated = true
 	}
-	h, err := p.readHub(ctx, c, cj.Namespace, cj.Spec.Disruptive)
+	h, err := p.readHub(ctx, c, cj.Namespace, cj.Spec.DisruptsNodes())
 	if err != nil {
 		return err
 	}

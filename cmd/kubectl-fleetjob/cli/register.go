@@ -95,6 +95,12 @@ ClusterSet on the hub (baseline when the set has none), so the member
 enforces the level the hub checks pod templates against; Kubernetes' own
 namespaces (default, kube-*) are left unlabelled.
 
+Where the set's ClusterSet allows drains (spec.allowDrain), register also
+binds ClusterRole fleetjob-hub-drain, which may patch nodes, list pods and
+create pods/eviction in every namespace, to the hub's identity; where it does
+not, register deletes that binding: run it again after turning allowDrain off
+to revoke drains.
+
 Running it again changes nothing but the token, and the work namespace's
 level if the set's has changed: run it before the token expires to rotate
 it, and after changing a ClusterSet's podSecurity. Each run sets the
@@ -193,7 +199,7 @@ func (r *registerOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	objs := member.Build(r.workNamespace, policy.PodSecurity)
+	objs := member.Build(r.workNamespace, policy.PodSecurity, policy.AllowDrain)
 	if r.dryRun == dryRunClient {
 		return r.printDryRun(memberCtx, objs, ep, policy)
 	}
@@ -237,6 +243,25 @@ func (r *registerOptions) revokeLegacy(ctx context.Context, memberCtx string, cs
 	return deleted, nil
 }
 
+// revokeDrain deletes the drain binding of the work namespace when the
+// set does not allow drains, with dryRun; Verify then proves the drains
+// refused. It returns what it deleted.
+func (r *registerOptions) revokeDrain(ctx context.Context, memberCtx string, cs kubernetes.Interface, objs member.Objects, dryRun []string) ([]string, error) {
+	if objs.AllowsDrain() {
+		return nil, nil
+	}
+	deleted, err := member.RevokeDrain(ctx, cs, r.workNamespace, dryRun)
+	if err != nil {
+		return nil, fmt.Errorf("member context %s: %w", memberCtx, err)
+	}
+	return deleted, nil
+}
+
+// drainRevokedNote says what revokeDrain deleted, and why.
+func drainRevokedNote(memberCtx string, deleted []string, p hub.SetPolicy) string {
+	return fmt.Sprintf("member context %s: deleted %s: cluster set %s does not allow drains (ClusterSet spec.allowDrain)", memberCtx, strings.Join(deleted, ", "), p.Set)
+}
+
 // setPolicy reads the Pod Security level of the registration's set from
 // the hub, within hubTimeout. A dry run reads it too: the namespace it
 // prints must carry the level the hub holds.
@@ -272,6 +297,10 @@ func (r *registerOptions) serverDryRun(ctx context.Context, memberCtx string, me
 	if err != nil {
 		return fmt.Errorf("member context %s: %w", memberCtx, err)
 	}
+	revoked, err := r.revokeDrain(ctx, memberCtx, memberCS, objs, r.dryRun.options())
+	if err != nil {
+		return err
+	}
 	kc, err := member.BuildKubeconfig(r.name, r.workNamespace, ep, member.Secret(DryRunToken))
 	if err != nil {
 		return err
@@ -295,6 +324,9 @@ func (r *registerOptions) serverDryRun(ctx context.Context, memberCtx string, me
 	if len(unchecked) > 0 {
 		fmt.Fprintf(w, "member context %s: not checked %s: their namespace does not exist yet, and a dry run creates none%s\n", memberCtx, strings.Join(unchecked, ", "), suffix)
 	}
+	if len(revoked) > 0 {
+		fmt.Fprintln(w, drainRevokedNote(memberCtx, revoked, p)+suffix)
+	}
 	r.printPolicyNote(p)
 	fmt.Fprintf(w, "member context %s: no token minted, no access verified: they need the objects applied%s\n", memberCtx, suffix)
 	verb := "configured"
@@ -308,15 +340,21 @@ func (r *registerOptions) serverDryRun(ctx context.Context, memberCtx string, me
 // policyNote says what Pod Security level the member's work namespace
 // enforces. warn tells that it is not what the user may expect: the set
 // has no ClusterSet object, or the namespace is Kubernetes' own and keeps
-// its labels.
+// its labels. It ends by saying that drains are allowed, when they are:
+// the hub's identity then reaches past the work namespace.
 func (r *registerOptions) policyNote(p hub.SetPolicy) (note string, warn bool) {
 	switch {
 	case !member.EnforcesPodSecurity(r.workNamespace):
-		return fmt.Sprintf("namespace %s is Kubernetes' own: register leaves its Pod Security labels alone; the hub still holds pod templates to level %s of cluster set %s", r.workNamespace, p.PodSecurity, p.Set), true
+		note, warn = fmt.Sprintf("namespace %s is Kubernetes' own: register leaves its Pod Security labels alone; the hub still holds pod templates to level %s of cluster set %s", r.workNamespace, p.PodSecurity, p.Set), true
 	case !p.Defined:
-		return fmt.Sprintf("cluster set %s has no ClusterSet object: its clusters get the default Pod Security level %s", p.Set, p.PodSecurity), true
+		note, warn = fmt.Sprintf("cluster set %s has no ClusterSet object: its clusters get the default Pod Security level %s", p.Set, p.PodSecurity), true
+	default:
+		note = fmt.Sprintf("cluster set %s: namespace %s of the member enforces its Pod Security level %s", p.Set, r.workNamespace, p.PodSecurity)
 	}
-	return fmt.Sprintf("cluster set %s: namespace %s of the member enforces its Pod Security level %s", p.Set, r.workNamespace, p.PodSecurity), false
+	if p.AllowDrain {
+		note += "; drains allowed: the hub may cordon nodes and evict pods in every namespace"
+	}
+	return note, warn
 }
 
 // printPolicyNote prints the note of p in a text report, and to stderr,
@@ -353,6 +391,9 @@ type outcome struct {
 	// namespace: register migrates it, and revoked is what it deleted.
 	legacy  bool
 	revoked []string
+	// drainRevoked is the drain binding deleted, as the set does not
+	// allow drains.
+	drainRevoked []string
 }
 
 // prepareMember applies the member objects, mints the token, and proves
@@ -368,6 +409,12 @@ func (r *registerOptions) prepareMember(ctx context.Context, memberCtx string, m
 		// the new one; revokeLegacy takes the old one out after.
 		applied, skip = objs.WithLegacySubject(), member.LegacyServiceAccountName
 	}
+	// Revoked before anything is applied: a register that fails after
+	// leaves the hub no drain its set does not allow.
+	drainRevoked, err := r.revokeDrain(ctx, memberCtx, cs, objs, r.dryRun.options())
+	if err != nil {
+		return hub.Registration{}, outcome{}, err
+	}
 	if err := member.Apply(ctx, cs, applied); err != nil {
 		return hub.Registration{}, outcome{}, fmt.Errorf("member context %s: %w", memberCtx, err)
 	}
@@ -379,7 +426,7 @@ func (r *registerOptions) prepareMember(ctx context.Context, memberCtx string, m
 	if err != nil {
 		return hub.Registration{}, outcome{}, err
 	}
-	verified, err := r.verify(ctx, memberCfg, kc)
+	verified, err := r.verify(ctx, memberCfg, kc, objs.AllowsDrain())
 	if err != nil {
 		return hub.Registration{}, outcome{}, r.unverified(memberCtx, "the new credentials", err)
 	}
@@ -388,7 +435,7 @@ func (r *registerOptions) prepareMember(ctx context.Context, memberCtx string, m
 		return hub.Registration{}, outcome{}, r.unverified(memberCtx, "the work namespace's serviceaccounts", err)
 	}
 	return hub.Registration{Name: r.name, Labels: r.labels, Namespace: r.workNamespace, Kubeconfig: kc, PodSecurity: objs.EnforcedLevel()},
-		outcome{token: token, verified: verified, workload: workload, legacy: legacy}, nil
+		outcome{token: token, verified: verified, workload: workload, legacy: legacy, drainRevoked: drainRevoked}, nil
 }
 
 // unverified is the error of a check that failed before anything was
@@ -400,8 +447,9 @@ func (r *registerOptions) unverified(memberCtx, what string, err error) error {
 // verify makes the access reviews with the built kubeconfig, through the
 // same parser as the hub. With --server, the hub's address may not be
 // reachable from here (a kind-internal name): the reviews then go to the
-// member context's address, with the new token and CA.
-func (r *registerOptions) verify(ctx context.Context, memberCfg *rest.Config, kc []byte) (member.Verification, error) {
+// member context's address, with the new token and CA. drain tells
+// whether the set allows drains.
+func (r *registerOptions) verify(ctx context.Context, memberCfg *rest.Config, kc []byte, drain bool) (member.Verification, error) {
 	cfg, err := kubeconfig.Parse(kc)
 	if err != nil {
 		return member.Verification{}, err
@@ -414,7 +462,7 @@ func (r *registerOptions) verify(ctx context.Context, memberCfg *rest.Config, kc
 	if err != nil {
 		return member.Verification{}, err
 	}
-	return member.Verify(ctx, cs, r.workNamespace)
+	return member.Verify(ctx, cs, r.workNamespace, drain)
 }
 
 func (r *registerOptions) report(memberCtx string, objs member.Objects, ep member.Endpoint, o outcome, p hub.SetPolicy) error {
@@ -424,6 +472,9 @@ func (r *registerOptions) report(memberCtx string, objs member.Objects, ep membe
 	}
 	w := r.streams.Out
 	fmt.Fprintf(w, "member context %s: applied %s\n", memberCtx, strings.Join(objs.Names(), ", "))
+	if len(o.drainRevoked) > 0 {
+		fmt.Fprintln(w, drainRevokedNote(memberCtx, o.drainRevoked, p))
+	}
 	r.printPolicyNote(p)
 	fmt.Fprintf(w, "token of serviceaccount %s/%s expires %s (in %s): run register again before then to rotate it\n",
 		member.HubNamespace, member.ServiceAccountName(r.workNamespace), o.token.Expires.UTC().Format(time.RFC3339), duration.HumanDuration(time.Until(o.token.Expires).Round(time.Minute)))
@@ -451,6 +502,9 @@ func (r *registerOptions) printDryRun(memberCtx string, objs member.Objects, ep 
 	}
 	w := r.streams.Out
 	fmt.Fprintf(w, "member context %s: would apply %s (dry run)\n", memberCtx, strings.Join(objs.Names(), ", "))
+	if !objs.AllowsDrain() {
+		fmt.Fprintf(w, "member context %s: would delete, where it exists, clusterrolebinding/%s: cluster set %s does not allow drains (dry run)\n", memberCtx, member.DrainClusterRoleBindingName(r.workNamespace), p.Set)
+	}
 	r.printPolicyNote(p)
 	fmt.Fprintf(w, "member context %s: would mint a token of serviceaccount %s/%s valid for %s (dry run)\n", memberCtx, member.HubNamespace, member.ServiceAccountName(r.workNamespace), duration.HumanDuration(r.tokenDuration))
 	fmt.Fprintf(w, "hub: would create or update secret/%s in namespace %s, connecting to %s (dry run)\n", r.name, r.registrationNamespace, ep.Server)

@@ -142,9 +142,12 @@ func clusterSetOf(name string, level fleetv1.PodSecurityLevel) *fleetv1.ClusterS
 }
 
 // registerOn is `register` against a hub holding ClusterSet team-a at
-// level restricted, and no ClusterSet default.
+// level restricted, ClusterSet maintenance that allows drains, and no
+// ClusterSet default.
 func registerOn(t *testing.T, kubeconfig string, funcs interceptor.Funcs) func(*options) *cobra.Command {
-	hubC := fakeHub(t, funcs, clusterSetOf("team-a", fleetv1.PodSecurityRestricted))
+	maintenance := clusterSetOf("maintenance", fleetv1.PodSecurityBaseline)
+	maintenance.Spec.AllowDrain = true
+	hubC := fakeHub(t, funcs, clusterSetOf("team-a", fleetv1.PodSecurityRestricted), maintenance)
 	return func(o *options) *cobra.Command { o.hub = hubC; return newRegister(o) }
 }
 
@@ -185,6 +188,16 @@ func TestRegisterDryRun(t *testing.T) {
 			golden: "register-dry-run-cluster-set.txt",
 		},
 		{
+			name:   "text, a cluster set that allows drains",
+			args:   []string{"eu-4", "--member-context", "member", "--cluster-set", "maintenance", "--dry-run=client"},
+			golden: "register-dry-run-drain.txt",
+		},
+		{
+			name:   "yaml, a cluster set that allows drains",
+			args:   []string{"eu-4", "--member-context", "member", "--cluster-set", "maintenance", "--dry-run=client", "-o", "yaml"},
+			golden: "register-dry-run-drain.yaml",
+		},
+		{
 			name:       "yaml, Kubernetes' own namespace",
 			args:       []string{"eu-3", "--member-context", "member", "--work-namespace", "default", "--dry-run=client", "-o", "yaml"},
 			golden:     "register-dry-run-default-namespace.yaml",
@@ -223,28 +236,48 @@ func TestRegisterDryRun(t *testing.T) {
 	}
 }
 
+// TestRegisterDryRunJSONIsAList: -o json is a List of the objects, the
+// drain ClusterRole and its binding among them only where the set allows
+// drains.
 func TestRegisterDryRunJSONIsAList(t *testing.T) {
 	kubeconfig, _ := testKubeconfig(t)
-	out, _, err := runOn(t, kubeconfig, registerOn(t, kubeconfig, interceptor.Funcs{}), "eu-1", "--member-context", "member", "--dry-run=client", "-o", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var list struct {
-		Kind  string `json:"kind"`
-		Items []struct {
-			Kind string `json:"kind"`
-		} `json:"items"`
-	}
-	if err := json.Unmarshal([]byte(out), &list); err != nil {
-		t.Fatalf("-o json is not JSON: %v\n%s", err, out)
-	}
-	var kinds []string
-	for _, it := range list.Items {
-		kinds = append(kinds, it.Kind)
-	}
-	want := []string{"Namespace", "Namespace", "ServiceAccount", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding", "Secret"}
-	if list.Kind != "List" || !cmp.Equal(want, kinds) {
-		t.Errorf("-o json is a %s of %v, want a List of %v", list.Kind, kinds, want)
+	for _, tc := range []struct {
+		set       string
+		wantNames []string
+	}{
+		{set: "default", wantNames: []string{
+			"Namespace/fleetjob-system", "Namespace/fleetjob-hub", "ServiceAccount/for-fleetjob-system", "Role/fleetjob-hub", "RoleBinding/fleetjob-hub",
+			"ClusterRole/fleetjob-hub-nodes", "ClusterRoleBinding/fleetjob-hub-nodes-fleetjob-system", "Secret/eu-1"}},
+		{set: "maintenance", wantNames: []string{
+			"Namespace/fleetjob-system", "Namespace/fleetjob-hub", "ServiceAccount/for-fleetjob-system", "Role/fleetjob-hub", "RoleBinding/fleetjob-hub",
+			"ClusterRole/fleetjob-hub-nodes", "ClusterRoleBinding/fleetjob-hub-nodes-fleetjob-system",
+			"ClusterRole/fleetjob-hub-drain", "ClusterRoleBinding/fleetjob-hub-drain-fleetjob-system", "Secret/eu-1"}},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			out, _, err := runOn(t, kubeconfig, registerOn(t, kubeconfig, interceptor.Funcs{}), "eu-1", "--member-context", "member", "--cluster-set", tc.set, "--dry-run=client", "-o", "json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var list struct {
+				Kind  string `json:"kind"`
+				Items []struct {
+					Kind     string `json:"kind"`
+					Metadata struct {
+						Name string `json:"name"`
+					} `json:"metadata"`
+				} `json:"items"`
+			}
+			if err := json.Unmarshal([]byte(out), &list); err != nil {
+				t.Fatalf("-o json is not JSON: %v\n%s", err, out)
+			}
+			var names []string
+			for _, it := range list.Items {
+				names = append(names, it.Kind+"/"+it.Metadata.Name)
+			}
+			if list.Kind != "List" || !cmp.Equal(tc.wantNames, names) {
+				t.Errorf("-o json is a %s of %v, want a List of %v", list.Kind, names, tc.wantNames)
+			}
+		})
 	}
 }
 

@@ -77,6 +77,10 @@ type SetPolicy struct {
 	// Defined tells whether the set has a ClusterSet object; without one,
 	// the hub holds its clusters to the default level.
 	Defined bool
+	// AllowDrain is the ClusterSet's spec.allowDrain: register grants the
+	// hub what a drain needs in the set's clusters only when it is true.
+	// A set without a ClusterSet allows no drain.
+	AllowDrain bool
 }
 
 // GetSetPolicy reads the ClusterSet of set. A set without one has the
@@ -92,7 +96,7 @@ func GetSetPolicy(ctx context.Context, c client.Reader, set string) (SetPolicy, 
 	case err != nil:
 		return SetPolicy{}, fmt.Errorf("reading clusterset %s on the hub: %w", set, err)
 	}
-	return SetPolicy{Set: set, PodSecurity: levelOf(cs), Defined: true}, nil
+	return SetPolicy{Set: set, PodSecurity: levelOf(cs), Defined: true, AllowDrain: cs.Spec.AllowDrain}, nil
 }
 
 // levelOf is a ClusterSet's level; the API defaults it, an object written

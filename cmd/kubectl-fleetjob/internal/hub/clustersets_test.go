@@ -141,8 +141,9 @@ func testScheme(t *testing.T) *runtime.Scheme {
 }
 
 func TestGetSetPolicy(t *testing.T) {
-	restricted, unset := clusterSet("team-a", fleetv1.PodSecurityRestricted), clusterSet("old", "")
-	c := crfake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(&restricted, &unset).Build()
+	restricted, unset, drains := clusterSet("team-a", fleetv1.PodSecurityRestricted), clusterSet("old", ""), clusterSet("maintenance", fleetv1.PodSecurityBaseline)
+	drains.Spec.AllowDrain = true
+	c := crfake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(&restricted, &unset, &drains).Build()
 	for _, tc := range []struct {
 		set  string
 		want SetPolicy
@@ -150,6 +151,7 @@ func TestGetSetPolicy(t *testing.T) {
 		{set: "team-a", want: SetPolicy{Set: "team-a", PodSecurity: fleetv1.PodSecurityRestricted, Defined: true}},
 		{set: "old", want: SetPolicy{Set: "old", PodSecurity: fleetv1.PodSecurityBaseline, Defined: true}},
 		{set: "default", want: SetPolicy{Set: "default", PodSecurity: fleetv1.PodSecurityBaseline}},
+		{set: "maintenance", want: SetPolicy{Set: "maintenance", PodSecurity: fleetv1.PodSecurityBaseline, Defined: true, AllowDrain: true}},
 	} {
 		got, err := GetSetPolicy(context.Background(), c, tc.set)
 		if err != nil {

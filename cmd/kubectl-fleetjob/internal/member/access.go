@@ -195,18 +195,15 @@ func reviewAs(ctx context.Context, cs kubernetes.Interface, user string, groups 
 var grantTimeout = 30 * time.Second
 
 // Verify proves, as the identity cs authenticates as, that every Required
-// access is granted and every Forbidden one refused.
-func Verify(ctx context.Context, cs kubernetes.Interface, ns string) (Verification, error) {
-	var missing []authorizationv1.ResourceAttributes
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, grantTimeout, true, func(ctx context.Context) (bool, error) {
-		_, denied, err := spoke.ReviewAccess(ctx, cs, access.Required(ns))
-		missing = denied
-		return len(denied) == 0, err
-	})
-	if len(missing) > 0 && wait.Interrupted(err) {
-		return Verification{}, fmt.Errorf("after %s the new token still may not %s: the applied Role and ClusterRole did not take effect as written; check admission webhooks or policies that change RBAC objects", grantTimeout, access.DescribeAll(missing))
+// access is granted and every Forbidden one refused, and the Drain ones
+// granted when drain (the cluster's set allows drains), refused when not:
+// register has just deleted a drain binding the set no longer allows.
+func Verify(ctx context.Context, cs kubernetes.Interface, ns string, drain bool) (Verification, error) {
+	required, revoked := access.Required(ns), access.Drain()
+	if drain {
+		required, revoked = append(required, revoked...), nil
 	}
-	if err != nil {
+	if err := awaitGranted(ctx, cs, required); err != nil {
 		return Verification{}, err
 	}
 	allowed, denied, err := spoke.ReviewAccess(ctx, cs, Forbidden(ns))
@@ -217,5 +214,42 @@ func Verify(ctx context.Context, cs kubernetes.Interface, ns string) (Verificati
 		return Verification{}, errors.New("the new token may also " + access.DescribeAll(allowed) +
 			": another binding in the member grants it (look for ClusterRoleBindings of the groups system:serviceaccounts, system:serviceaccounts:" + HubNamespace + " or system:authenticated); fleetjob registers only a least-privilege identity")
 	}
-	return Verification{Granted: len(access.Required(ns)), Refused: len(denied)}, nil
+	if err := awaitRevokedDrain(ctx, cs, revoked); err != nil {
+		return Verification{}, err
+	}
+	return Verification{Granted: len(required), Refused: len(denied) + len(revoked)}, nil
+}
+
+// awaitGranted waits up to grantTimeout for the member's authorizer to
+// grant cs every access of attrs, as the bindings just applied say.
+func awaitGranted(ctx context.Context, cs kubernetes.Interface, attrs []authorizationv1.ResourceAttributes) error {
+	var missing []authorizationv1.ResourceAttributes
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, grantTimeout, true, func(ctx context.Context) (bool, error) {
+		_, denied, err := spoke.ReviewAccess(ctx, cs, attrs)
+		missing = denied
+		return len(denied) == 0, err
+	})
+	if len(missing) > 0 && wait.Interrupted(err) {
+		return fmt.Errorf("after %s the new token still may not %s: the applied Role and ClusterRoles did not take effect as written; check admission webhooks or policies that change RBAC objects", grantTimeout, access.DescribeAll(missing))
+	}
+	return err
+}
+
+// awaitRevokedDrain waits up to grantTimeout for the member's authorizer
+// to refuse cs every drain access of attrs, as it does a moment after
+// register deleted the drain binding.
+func awaitRevokedDrain(ctx context.Context, cs kubernetes.Interface, attrs []authorizationv1.ResourceAttributes) error {
+	if len(attrs) == 0 {
+		return nil
+	}
+	var still []authorizationv1.ResourceAttributes
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, grantTimeout, true, func(ctx context.Context) (bool, error) {
+		allowed, _, err := spoke.ReviewAccess(ctx, cs, attrs)
+		still = allowed
+		return len(allowed) == 0, err
+	})
+	if len(still) > 0 && wait.Interrupted(err) {
+		return fmt.Errorf("after %s the new token still may %s, though its cluster set does not allow drains (ClusterSet spec.allowDrain): another binding in the member grants it; fleetjob registers only a least-privilege identity", grantTimeout, access.DescribeAll(still))
+	}
+	return err
 }

@@ -49,13 +49,29 @@ func TestVerify(t *testing.T) {
 	grantTimeout = 300 * time.Millisecond
 	const ns = "fleetjob-system"
 	exactly := func(a authorizationv1.ResourceAttributes) bool { return slices.Contains(access.Required(ns), a) }
+	withDrain := func(a authorizationv1.ResourceAttributes) bool {
+		return exactly(a) || slices.Contains(access.Drain(), a)
+	}
 	for _, tc := range []struct {
 		name    string
+		drain   bool
 		allow   func(authorizationv1.ResourceAttributes) bool
 		want    Verification
 		wantErr string
 	}{
-		{name: "least privilege", allow: exactly, want: Verification{Granted: 19, Refused: 14}},
+		{name: "least privilege: drains refused", allow: exactly, want: Verification{Granted: 19, Refused: 17}},
+		{name: "drains allowed and granted", drain: true, allow: withDrain, want: Verification{Granted: 22, Refused: 14}},
+		{
+			name:    "drains allowed, not granted",
+			drain:   true,
+			allow:   exactly,
+			wantErr: "still may not patch nodes; list pods; create pods/eviction: the applied Role and ClusterRoles did not take effect",
+		},
+		{
+			name:    "drains not allowed, granted by another binding",
+			allow:   withDrain,
+			wantErr: "still may patch nodes; list pods; create pods/eviction, though its cluster set does not allow drains",
+		},
 		{
 			name:    "a grant missing",
 			allow:   func(a authorizationv1.ResourceAttributes) bool { return exactly(a) && a.Verb != "deletecollection" },
@@ -73,7 +89,7 @@ func TestVerify(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Verify(context.Background(), reviewer(tc.allow), ns)
+			got, err := Verify(context.Background(), reviewer(tc.allow), ns, tc.drain)
 			if diff := cmp.Diff(tc.wantErr, errString(err), substring); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
 			}
@@ -92,8 +108,27 @@ func TestVerifyWaitsForGrants(t *testing.T) {
 		calls++
 		return calls > len(access.Required("w")) && slices.Contains(access.Required("w"), a)
 	})
-	if _, err := Verify(context.Background(), cs, "w"); err != nil {
+	if _, err := Verify(context.Background(), cs, "w", false); err != nil {
 		t.Errorf("Verify = %v, want success once the grants showed", err)
+	}
+}
+
+// TestVerifyWaitsForRevokedDrain: a member's authorizer refuses what a
+// deleted binding granted a moment after it was deleted.
+func TestVerifyWaitsForRevokedDrain(t *testing.T) {
+	drainReviews := 0
+	cs := reviewer(func(a authorizationv1.ResourceAttributes) bool {
+		if slices.Contains(access.Drain(), a) {
+			drainReviews++
+			return drainReviews <= len(access.Drain()) // granted at the first look only
+		}
+		return slices.Contains(access.Required("w"), a)
+	})
+	if _, err := Verify(context.Background(), cs, "w", false); err != nil {
+		t.Errorf("Verify = %v, want success once the drains were refused", err)
+	}
+	if drainReviews <= len(access.Drain()) {
+		t.Errorf("Verify looked at the drains %d times, want more than once", drainReviews)
 	}
 }
 

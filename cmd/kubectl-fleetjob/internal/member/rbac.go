@@ -16,8 +16,9 @@ limitations under the License.
 
 // Package member is what `kubectl fleetjob register` does in a member
 // cluster: the least-privilege identity of the hub (a ServiceAccount in its
-// own namespace, where no Job runs, a Role in the work namespace and a
-// ClusterRole over nodes), its token, the kubeconfig the hub stores, and the
+// own namespace, where no Job runs, a Role in the work namespace, a
+// ClusterRole that reads nodes and, where the cluster's set allows drains,
+// one that drains them), its token, the kubeconfig the hub stores, and the
 // access reviews that prove the token can do what the hub needs and nothing
 // else, and that the pods of the work namespace can touch none of it.
 package member
@@ -57,6 +58,9 @@ const (
 	RoleName = "fleetjob-hub"
 	// NodesClusterRoleName names the ClusterRole that reads nodes.
 	NodesClusterRoleName = "fleetjob-hub-nodes"
+	// DrainClusterRoleName names the ClusterRole that drains nodes
+	// (access.Drain), bound only where the cluster's set allows drains.
+	DrainClusterRoleName = "fleetjob-hub-drain"
 	// managedByValue marks the member objects the CLI applied.
 	managedByValue = "kubectl-fleetjob"
 )
@@ -76,6 +80,13 @@ func ClusterRoleBindingName(namespace string) string {
 // namespace named default.
 func ServiceAccountName(ns string) string { return "for-" + ns }
 
+// DrainClusterRoleBindingName is per work namespace, as
+// ClusterRoleBindingName: revoking one registration's drains leaves
+// another's, in the same member, alone.
+func DrainClusterRoleBindingName(namespace string) string {
+	return DrainClusterRoleName + "-" + namespace
+}
+
 // Objects are the member objects of one registration, applied in the order
 // of List.
 type Objects struct {
@@ -86,12 +97,18 @@ type Objects struct {
 	RoleBinding        *rbacv1ac.RoleBindingApplyConfiguration
 	ClusterRole        *rbacv1ac.ClusterRoleApplyConfiguration
 	ClusterRoleBinding *rbacv1ac.ClusterRoleBindingApplyConfiguration
+	// DrainClusterRole and DrainClusterRoleBinding grant access.Drain;
+	// both nil when the cluster's set does not allow drains.
+	DrainClusterRole        *rbacv1ac.ClusterRoleApplyConfiguration
+	DrainClusterRoleBinding *rbacv1ac.ClusterRoleBindingApplyConfiguration
 }
 
 // Build returns the member objects for work namespace ns, whose Jobs'
 // pods the member's PodSecurity admission holds to level, the Pod Security
-// level of the cluster's set (see EnforcesPodSecurity).
-func Build(ns string, level fleetv1.PodSecurityLevel) Objects {
+// level of the cluster's set (see EnforcesPodSecurity). drain tells
+// whether the set allows drains (ClusterSet spec.allowDrain): only then
+// do the objects grant access.Drain.
+func Build(ns string, level fleetv1.PodSecurityLevel, drain bool) Objects {
 	labels := map[string]string{"app.kubernetes.io/managed-by": managedByValue, "app.kubernetes.io/part-of": "fleetjob"}
 	nsLabels := maps.Clone(labels)
 	if EnforcesPodSecurity(ns) {
@@ -102,7 +119,7 @@ func Build(ns string, level fleetv1.PodSecurityLevel) Objects {
 	hubNSLabels := maps.Clone(labels)
 	hubNSLabels[podsecurity.EnforceLabel] = string(fleetv1.PodSecurityRestricted)
 	subject := rbacv1ac.Subject().WithKind(rbacv1.ServiceAccountKind).WithName(ServiceAccountName(ns)).WithNamespace(HubNamespace)
-	return Objects{
+	o := Objects{
 		Namespace:      corev1ac.Namespace(ns).WithLabels(nsLabels),
 		HubNamespace:   corev1ac.Namespace(HubNamespace).WithLabels(hubNSLabels),
 		ServiceAccount: corev1ac.ServiceAccount(ServiceAccountName(ns), HubNamespace).WithLabels(labels),
@@ -123,7 +140,21 @@ func Build(ns string, level fleetv1.PodSecurityLevel) Objects {
 			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(NodesClusterRoleName)).
 			WithSubjects(subject),
 	}
+	if drain {
+		o.DrainClusterRole = rbacv1ac.ClusterRole(DrainClusterRoleName).WithLabels(labels).WithRules(
+			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("nodes").WithVerbs(access.DrainNodeVerbs...),
+			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("pods").WithVerbs(access.DrainPodVerbs...),
+			rbacv1ac.PolicyRule().WithAPIGroups("").WithResources("pods/eviction").WithVerbs(access.DrainEvictionVerbs...),
+		)
+		o.DrainClusterRoleBinding = rbacv1ac.ClusterRoleBinding(DrainClusterRoleBindingName(ns)).WithLabels(labels).
+			WithRoleRef(rbacv1ac.RoleRef().WithAPIGroup(rbacv1.GroupName).WithKind("ClusterRole").WithName(DrainClusterRoleName)).
+			WithSubjects(subject)
+	}
+	return o
 }
+
+// AllowsDrain tells whether the objects grant access.Drain.
+func (o Objects) AllowsDrain() bool { return o.DrainClusterRoleBinding != nil }
 
 // EnforcedLevel is the Pod Security level the objects label the work
 // namespace with, "" when they leave its labels alone: what the
@@ -154,12 +185,16 @@ func (o Objects) WithLegacySubject() Objects {
 // List is the objects in apply order: the namespaces first, bindings after
 // what they bind.
 func (o Objects) List() []any {
-	return []any{o.Namespace, o.HubNamespace, o.ServiceAccount, o.Role, o.RoleBinding, o.ClusterRole, o.ClusterRoleBinding}
+	out := []any{o.Namespace, o.HubNamespace, o.ServiceAccount, o.Role, o.RoleBinding, o.ClusterRole, o.ClusterRoleBinding}
+	if o.AllowsDrain() {
+		out = append(out, o.DrainClusterRole, o.DrainClusterRoleBinding)
+	}
+	return out
 }
 
 // Names are kind/name of the objects, in apply order, for messages.
 func (o Objects) Names() []string {
-	return []string{
+	out := []string{
 		"namespace/" + *o.Namespace.Name,
 		"namespace/" + *o.HubNamespace.Name,
 		"serviceaccount/" + *o.ServiceAccount.Namespace + "/" + *o.ServiceAccount.Name,
@@ -168,6 +203,10 @@ func (o Objects) Names() []string {
 		"clusterrole/" + *o.ClusterRole.Name,
 		"clusterrolebinding/" + *o.ClusterRoleBinding.Name,
 	}
+	if o.AllowsDrain() {
+		out = append(out, "clusterrole/"+*o.DrainClusterRole.Name, "clusterrolebinding/"+*o.DrainClusterRoleBinding.Name)
+	}
+	return out
 }
 
 // Apply applies the objects with server-side apply, in order. Applying the
@@ -219,7 +258,7 @@ type applyStep struct {
 
 func applySteps(ctx context.Context, cs kubernetes.Interface, o Objects, opts metav1.ApplyOptions) []applyStep {
 	ns := *o.Namespace.Name
-	return []applyStep{
+	steps := []applyStep{
 		{"namespace/" + ns, "", func() error { _, err := cs.CoreV1().Namespaces().Apply(ctx, o.Namespace, opts); return err }},
 		{"namespace/" + HubNamespace, "", func() error { _, err := cs.CoreV1().Namespaces().Apply(ctx, o.HubNamespace, opts); return err }},
 		{"serviceaccount/" + HubNamespace + "/" + ServiceAccountName(ns), HubNamespace, func() error {
@@ -234,6 +273,19 @@ func applySteps(ctx context.Context, cs kubernetes.Interface, o Objects, opts me
 			return err
 		}},
 	}
+	if !o.AllowsDrain() {
+		return steps
+	}
+	return append(steps,
+		applyStep{"clusterrole/" + DrainClusterRoleName, "", func() error {
+			_, err := cs.RbacV1().ClusterRoles().Apply(ctx, o.DrainClusterRole, opts)
+			return err
+		}},
+		applyStep{"clusterrolebinding/" + DrainClusterRoleBindingName(ns), "", func() error {
+			_, err := cs.RbacV1().ClusterRoleBindings().Apply(ctx, o.DrainClusterRoleBinding, opts)
+			return err
+		}},
+	)
 }
 
 // protectedNamespaces are Kubernetes' own: never deleted by Purge, nor
@@ -253,7 +305,7 @@ func EnforcesPodSecurity(ns string) bool { return !protectedNamespaces[ns] }
 
 // Purge deletes the objects Apply created for work namespace ns (and the
 // legacy identity of an unmigrated registration), and the work namespace
-// itself unless it is one of Kubernetes' own. The shared ClusterRole goes
+// itself unless it is one of Kubernetes' own. A shared ClusterRole goes
 // only when no other binding uses it. HubNamespace stays: other work
 // namespaces' identities may live there, and a register running meanwhile
 // would lose its new identity with it. It returns what it deleted, as
@@ -264,13 +316,15 @@ func Purge(ctx context.Context, cs kubernetes.Interface, ns string) ([]string, e
 
 // PurgeCandidates is what Purge deletes for work namespace ns where it
 // exists, as kind/name, without asking the member: the legacy identity of
-// an unmigrated registration, and the shared ClusterRole when no other
-// work namespace's binding uses it.
+// an unmigrated registration, the drain binding of one whose set allows
+// drains, and the shared ClusterRoles when no other work namespace's
+// binding uses them.
 func PurgeCandidates(ns string) []string {
 	out := []string{
-		"clusterrolebinding/" + ClusterRoleBindingName(ns), "rolebinding/" + RoleName, "role/" + RoleName,
+		"clusterrolebinding/" + ClusterRoleBindingName(ns), "clusterrolebinding/" + DrainClusterRoleBindingName(ns),
+		"rolebinding/" + RoleName, "role/" + RoleName,
 		"serviceaccount/" + HubNamespace + "/" + ServiceAccountName(ns), "serviceaccount/" + ns + "/" + LegacyServiceAccountName,
-		"clusterrole/" + NodesClusterRoleName,
+		"clusterrole/" + NodesClusterRoleName, "clusterrole/" + DrainClusterRoleName,
 	}
 	if !protectedNamespaces[ns] {
 		out = append(out, "namespace/"+ns)
@@ -297,6 +351,9 @@ func purge(ctx context.Context, cs kubernetes.Interface, ns string, dryRun []str
 		{"clusterrolebinding/" + ClusterRoleBindingName(ns), func() error {
 			return rbac.ClusterRoleBindings().Delete(ctx, ClusterRoleBindingName(ns), opts)
 		}},
+		{"clusterrolebinding/" + DrainClusterRoleBindingName(ns), func() error {
+			return rbac.ClusterRoleBindings().Delete(ctx, DrainClusterRoleBindingName(ns), opts)
+		}},
 		{"rolebinding/" + RoleName, func() error { return rbac.RoleBindings(ns).Delete(ctx, RoleName, opts) }},
 		{"role/" + RoleName, func() error { return rbac.Roles(ns).Delete(ctx, RoleName, opts) }},
 		{"serviceaccount/" + HubNamespace + "/" + ServiceAccountName(ns), func() error {
@@ -311,7 +368,7 @@ func purge(ctx context.Context, cs kubernetes.Interface, ns string, dryRun []str
 	if err := deleteLegacy(ctx, cs, ns, opts, del); err != nil {
 		return deleted, err
 	}
-	if err := purgeClusterRole(ctx, cs, ns, opts, del); err != nil {
+	if err := purgeClusterRoles(ctx, cs, ns, opts, del); err != nil {
 		return deleted, err
 	}
 	if protectedNamespaces[ns] {
@@ -380,23 +437,45 @@ func Revoke(ctx context.Context, cs kubernetes.Interface, o Objects) ([]string, 
 	return deleted, deleteLegacy(ctx, cs, ns, metav1.DeleteOptions{}, deleter(&deleted))
 }
 
-func purgeClusterRole(ctx context.Context, cs kubernetes.Interface, ns string, opts metav1.DeleteOptions, del func(string, func() error) error) error {
+// RevokeDrain takes the drains of work namespace ns back, where its set
+// does not allow them (any more): it deletes ns's drain binding, and never
+// the shared ClusterRole, which another work namespace's registration may
+// bind. dryRun goes with the delete. It returns what it deleted.
+func RevokeDrain(ctx context.Context, cs kubernetes.Interface, ns string, dryRun []string) ([]string, error) {
+	var deleted []string
+	name := DrainClusterRoleBindingName(ns)
+	err := deleter(&deleted)("clusterrolebinding/"+name, func() error {
+		return cs.RbacV1().ClusterRoleBindings().Delete(ctx, name, metav1.DeleteOptions{DryRun: dryRun})
+	})
+	return deleted, err
+}
+
+// purgeClusterRoles deletes each shared ClusterRole that no binding but
+// ns's own uses.
+func purgeClusterRoles(ctx context.Context, cs kubernetes.Interface, ns string, opts metav1.DeleteOptions, del func(string, func() error) error) error {
 	bindings, err := cs.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("listing clusterrolebindings in the member: %w", err)
 	}
+	inUse := map[string]bool{}
 	for _, b := range bindings.Items {
-		// A dry run deleted ns's own binding without removing it.
-		if len(opts.DryRun) > 0 && b.Name == ClusterRoleBindingName(ns) {
+		// A dry run deleted ns's own bindings without removing them.
+		if len(opts.DryRun) > 0 && (b.Name == ClusterRoleBindingName(ns) || b.Name == DrainClusterRoleBindingName(ns)) {
 			continue
 		}
-		if b.RoleRef.Kind == "ClusterRole" && b.RoleRef.Name == NodesClusterRoleName {
-			return nil // another work namespace's registration still uses it
+		if b.RoleRef.Kind == "ClusterRole" {
+			inUse[b.RoleRef.Name] = true // another work namespace's registration still uses it
 		}
 	}
-	return del("clusterrole/"+NodesClusterRoleName, func() error {
-		return cs.RbacV1().ClusterRoles().Delete(ctx, NodesClusterRoleName, opts)
-	})
+	for _, role := range []string{NodesClusterRoleName, DrainClusterRoleName} {
+		if inUse[role] {
+			continue
+		}
+		if err := del("clusterrole/"+role, func() error { return cs.RbacV1().ClusterRoles().Delete(ctx, role, opts) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ServiceAccountUser is the user name the member authenticates the hub's

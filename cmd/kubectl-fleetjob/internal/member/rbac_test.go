@@ -93,7 +93,7 @@ func TestBuildRules(t *testing.T) {
 		},
 	} {
 		t.Run(tc.ns, func(t *testing.T) {
-			o := Build(tc.ns, fleetv1.PodSecurityRestricted)
+			o := Build(tc.ns, fleetv1.PodSecurityRestricted, false)
 			role := decode[rbacv1.Role](t, o.Role)
 			if diff := cmp.Diff(tc.wantRole, role.Rules); diff != "" {
 				t.Errorf("Role rules (-want +got):\n%s", diff)
@@ -144,7 +144,11 @@ func TestBuildRules(t *testing.T) {
 func asRules(attrs []authorizationv1.ResourceAttributes) []rbacv1.PolicyRule {
 	out := make([]rbacv1.PolicyRule, len(attrs))
 	for i, a := range attrs {
-		out[i] = rbacv1.PolicyRule{APIGroups: []string{a.Group}, Resources: []string{a.Resource}, Verbs: []string{a.Verb}}
+		resource := a.Resource
+		if a.Subresource != "" {
+			resource += "/" + a.Subresource
+		}
+		out[i] = rbacv1.PolicyRule{APIGroups: []string{a.Group}, Resources: []string{resource}, Verbs: []string{a.Verb}}
 		if a.Name != "" {
 			out[i].ResourceNames = []string{a.Name}
 		}
@@ -152,10 +156,11 @@ func asRules(attrs []authorizationv1.ResourceAttributes) []rbacv1.PolicyRule {
 	return out
 }
 
-// TestRulesGrantExactlyRequired proves the Role and ClusterRole grant every
-// access the hub checks or uses when granted, and nothing beyond it.
+// TestRulesGrantExactlyRequired proves the Role and ClusterRoles grant
+// every access the hub checks or uses when granted, and nothing beyond it:
+// the drain ClusterRole exactly access.Drain.
 func TestRulesGrantExactlyRequired(t *testing.T) {
-	o := Build("w", fleetv1.DefaultPodSecurityLevel)
+	o := Build("w", fleetv1.DefaultPodSecurityLevel, true)
 	var namespaced, cluster []authorizationv1.ResourceAttributes
 	for _, a := range append(access.Required("w"), access.Optional("w")...) {
 		if a.Namespace == "" {
@@ -171,6 +176,7 @@ func TestRulesGrantExactlyRequired(t *testing.T) {
 	}{
 		{"Role", decode[rbacv1.Role](t, o.Role).Rules, namespaced},
 		{"ClusterRole", decode[rbacv1.ClusterRole](t, o.ClusterRole).Rules, cluster},
+		{"DrainClusterRole", decode[rbacv1.ClusterRole](t, o.DrainClusterRole).Rules, access.Drain()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if ok, missing := validation.Covers(tc.rules, asRules(tc.want)); !ok {
@@ -185,7 +191,7 @@ func TestRulesGrantExactlyRequired(t *testing.T) {
 
 func TestRequiredAndForbiddenDisjoint(t *testing.T) {
 	for _, ns := range []string{"fleetjob-system", "default"} {
-		req := access.Required(ns)
+		req := append(access.Required(ns), access.Drain()...)
 		for _, f := range Forbidden(ns) {
 			if slices.Contains(req, f) {
 				t.Errorf("namespace %s: %s is both required and forbidden", ns, access.Describe(f))
@@ -194,11 +200,120 @@ func TestRequiredAndForbiddenDisjoint(t *testing.T) {
 	}
 }
 
+// TestBuildDrain: the drain ClusterRole and its binding of the hub's
+// identity are built, listed and named only where the set allows drains.
+func TestBuildDrain(t *testing.T) {
+	base := []string{"namespace/w", "namespace/fleetjob-hub", "serviceaccount/fleetjob-hub/for-w", "role/fleetjob-hub", "rolebinding/fleetjob-hub",
+		"clusterrole/fleetjob-hub-nodes", "clusterrolebinding/fleetjob-hub-nodes-w"}
+	for _, tc := range []struct {
+		name      string
+		drain     bool
+		wantNames []string
+	}{
+		{name: "allowed", drain: true, wantNames: append(slices.Clone(base), "clusterrole/fleetjob-hub-drain", "clusterrolebinding/fleetjob-hub-drain-w")},
+		{name: "not allowed", wantNames: base},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := Build("w", fleetv1.DefaultPodSecurityLevel, tc.drain)
+			if diff := cmp.Diff(tc.wantNames, o.Names()); diff != "" {
+				t.Errorf("Names (-want +got):\n%s", diff)
+			}
+			if len(o.List()) != len(tc.wantNames) {
+				t.Errorf("List has %d objects, want %d", len(o.List()), len(tc.wantNames))
+			}
+			if o.AllowsDrain() != tc.drain {
+				t.Errorf("AllowsDrain = %v, want %v", o.AllowsDrain(), tc.drain)
+			}
+			if !tc.drain {
+				if o.DrainClusterRole != nil || o.DrainClusterRoleBinding != nil {
+					t.Errorf("drain objects built for a set that does not allow drains")
+				}
+				return
+			}
+			crb := decode[rbacv1.ClusterRoleBinding](t, o.DrainClusterRoleBinding)
+			if diff := cmp.Diff(rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: "fleetjob-hub-drain"}, crb.RoleRef); diff != "" {
+				t.Errorf("drain ClusterRoleBinding roleRef (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]rbacv1.Subject{{Kind: "ServiceAccount", Name: "for-w", Namespace: "fleetjob-hub"}}, crb.Subjects); diff != "" {
+				t.Errorf("drain ClusterRoleBinding subjects (-want +got):\n%s", diff)
+			}
+			for _, obj := range []metav1.ObjectMeta{crb.ObjectMeta, decode[rbacv1.ClusterRole](t, o.DrainClusterRole).ObjectMeta} {
+				if diff := cmp.Diff(wantLabels, obj.Labels); diff != "" {
+					t.Errorf("%s labels (-want +got):\n%s", obj.Name, diff)
+				}
+			}
+		})
+	}
+}
+
+// TestRevokeDrain: registering again where the set no longer allows drains
+// deletes that work namespace's drain binding, and neither another's nor
+// the ClusterRole they share; purging the last one takes the ClusterRole.
+func TestRevokeDrain(t *testing.T) {
+	cs := fake.NewClientset()
+	ctx := context.Background()
+	for _, ns := range []string{"a", "b"} {
+		if err := Apply(ctx, cs, Build(ns, fleetv1.DefaultPodSecurityLevel, true)); err != nil {
+			t.Fatalf("Apply(%s): %v", ns, err)
+		}
+	}
+	if err := Apply(ctx, cs, Build("a", fleetv1.DefaultPodSecurityLevel, false)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := RevokeDrain(ctx, cs, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"clusterrolebinding/fleetjob-hub-drain-a"}, got); diff != "" {
+		t.Errorf("RevokeDrain(a) deleted (-want +got):\n%s", diff)
+	}
+	bindings, err := cs.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, b := range bindings.Items {
+		names = append(names, b.Name)
+	}
+	slices.Sort(names)
+	if diff := cmp.Diff([]string{"fleetjob-hub-drain-b", "fleetjob-hub-nodes-a", "fleetjob-hub-nodes-b"}, names); diff != "" {
+		t.Errorf("clusterrolebindings after RevokeDrain(a) (-want +got):\n%s", diff)
+	}
+	if _, err := cs.RbacV1().ClusterRoles().Get(ctx, "fleetjob-hub-drain", metav1.GetOptions{}); err != nil {
+		t.Errorf("RevokeDrain(a) took the ClusterRole b binds: %v", err)
+	}
+	if got, err := RevokeDrain(ctx, cs, "a", nil); err != nil || len(got) != 0 {
+		t.Errorf("RevokeDrain again = %v, %v; want nothing, no error", got, err)
+	}
+	got, err = Purge(ctx, cs, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"clusterrolebinding/fleetjob-hub-nodes-b", "clusterrolebinding/fleetjob-hub-drain-b", "rolebinding/fleetjob-hub", "role/fleetjob-hub",
+		"serviceaccount/fleetjob-hub/for-b", "clusterrole/fleetjob-hub-drain", "namespace/b"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Purge(b), the last user of the drain ClusterRole, deleted (-want +got):\n%s", diff)
+	}
+}
+
+// TestRevokeDrainServerDryRun: the delete is a dry run.
+func TestRevokeDrainServerDryRun(t *testing.T) {
+	cs := fake.NewClientset()
+	dryRunOnly(t, cs)
+	got, err := RevokeDrain(context.Background(), cs, "w", []string{metav1.DryRunAll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"clusterrolebinding/fleetjob-hub-drain-w"}, got); diff != "" {
+		t.Errorf("RevokeDrain deleted (-want +got):\n%s", diff)
+	}
+}
+
 func TestApplyPurge(t *testing.T) {
 	cs := fake.NewClientset()
 	ctx := context.Background()
 	for _, ns := range []string{"a", "b"} {
-		if err := Apply(ctx, cs, Build(ns, fleetv1.DefaultPodSecurityLevel)); err != nil {
+		if err := Apply(ctx, cs, Build(ns, fleetv1.DefaultPodSecurityLevel, false)); err != nil {
 			t.Fatalf("Apply(%s): %v", ns, err)
 		}
 	}
@@ -226,7 +341,7 @@ func TestApplyPurge(t *testing.T) {
 func TestPurgeKeepsSystemNamespaces(t *testing.T) {
 	cs := fake.NewClientset()
 	ctx := context.Background()
-	if err := Apply(ctx, cs, Build("default", fleetv1.DefaultPodSecurityLevel)); err != nil {
+	if err := Apply(ctx, cs, Build("default", fleetv1.DefaultPodSecurityLevel, false)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := Purge(ctx, cs, "default")
@@ -251,7 +366,7 @@ func TestBuildLeavesSystemNamespacesPodSecurity(t *testing.T) {
 		{ns: "kube-system"},
 	} {
 		t.Run(tc.ns, func(t *testing.T) {
-			got := decode[corev1.Namespace](t, Build(tc.ns, fleetv1.PodSecurityBaseline).Namespace).Labels["pod-security.kubernetes.io/enforce"]
+			got := decode[corev1.Namespace](t, Build(tc.ns, fleetv1.PodSecurityBaseline, false).Namespace).Labels["pod-security.kubernetes.io/enforce"]
 			if got != tc.want {
 				t.Errorf("enforce label of namespace %s = %q, want %q", tc.ns, got, tc.want)
 			}
@@ -293,7 +408,7 @@ func TestMigrate(t *testing.T) {
 	if err != nil || !legacy {
 		t.Fatalf("HasLegacy = %v, %v; want true", legacy, err)
 	}
-	objs := Build(ns, fleetv1.DefaultPodSecurityLevel)
+	objs := Build(ns, fleetv1.DefaultPodSecurityLevel, false)
 	if err := Apply(ctx, cs, objs.WithLegacySubject()); err != nil {
 		t.Fatal(err)
 	}
@@ -370,26 +485,38 @@ func dryRunOnly(t *testing.T, cs *fake.Clientset) {
 	})
 }
 
-// TestApplyServerDryRun: every apply is a dry run, and the objects of a
-// namespace that does not exist yet are left out, named.
+// TestApplyServerDryRun: every apply is a dry run, the drain objects
+// included where the set allows drains, and the objects of a namespace
+// that does not exist yet are left out, named.
 func TestApplyServerDryRun(t *testing.T) {
-	cs := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: HubNamespace}})
-	dryRunOnly(t, cs)
-	unchecked, err := ApplyServerDryRun(context.Background(), cs, Build("w", fleetv1.DefaultPodSecurityLevel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]string{"role/fleetjob-hub", "rolebinding/fleetjob-hub"}, unchecked); diff != "" {
-		t.Errorf("unchecked (-want +got):\n%s", diff)
-	}
-	var applied []string
-	for _, a := range cs.Actions() {
-		if a.GetVerb() == "patch" {
-			applied = append(applied, a.GetResource().Resource)
-		}
-	}
-	if diff := cmp.Diff([]string{"namespaces", "namespaces", "serviceaccounts", "clusterroles", "clusterrolebindings"}, applied); diff != "" {
-		t.Errorf("applied (-want +got):\n%s", diff)
+	for _, tc := range []struct {
+		name        string
+		drain       bool
+		wantApplied []string
+	}{
+		{name: "no drain", wantApplied: []string{"namespaces", "namespaces", "serviceaccounts", "clusterroles", "clusterrolebindings"}},
+		{name: "drain", drain: true, wantApplied: []string{"namespaces", "namespaces", "serviceaccounts", "clusterroles", "clusterrolebindings", "clusterroles", "clusterrolebindings"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: HubNamespace}})
+			dryRunOnly(t, cs)
+			unchecked, err := ApplyServerDryRun(context.Background(), cs, Build("w", fleetv1.DefaultPodSecurityLevel, tc.drain))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]string{"role/fleetjob-hub", "rolebinding/fleetjob-hub"}, unchecked); diff != "" {
+				t.Errorf("unchecked (-want +got):\n%s", diff)
+			}
+			var applied []string
+			for _, a := range cs.Actions() {
+				if a.GetVerb() == "patch" {
+					applied = append(applied, a.GetResource().Resource)
+				}
+			}
+			if diff := cmp.Diff(tc.wantApplied, applied); diff != "" {
+				t.Errorf("applied (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -398,7 +525,7 @@ func TestApplyServerDryRun(t *testing.T) {
 func TestPurgeServerDryRun(t *testing.T) {
 	cs := fake.NewClientset()
 	ctx := context.Background()
-	if err := Apply(ctx, cs, Build("w", fleetv1.DefaultPodSecurityLevel)); err != nil {
+	if err := Apply(ctx, cs, Build("w", fleetv1.DefaultPodSecurityLevel, false)); err != nil {
 		t.Fatal(err)
 	}
 	dryRunOnly(t, cs)
@@ -406,7 +533,10 @@ func TestPurgeServerDryRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"clusterrolebinding/fleetjob-hub-nodes-w", "rolebinding/fleetjob-hub", "role/fleetjob-hub", "serviceaccount/fleetjob-hub/for-w", "clusterrole/fleetjob-hub-nodes", "namespace/w"}
+	// The fake member answers every dry-run delete, even of the drain
+	// objects that do not exist; a real one answers NotFound.
+	want := []string{"clusterrolebinding/fleetjob-hub-nodes-w", "clusterrolebinding/fleetjob-hub-drain-w", "rolebinding/fleetjob-hub", "role/fleetjob-hub",
+		"serviceaccount/fleetjob-hub/for-w", "clusterrole/fleetjob-hub-nodes", "clusterrole/fleetjob-hub-drain", "namespace/w"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("PurgeServerDryRun (-want +got):\n%s", diff)
 	}
