@@ -21,6 +21,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -1416,4 +1418,44 @@ func TestObserveCordoned(t *testing.T) {
 			t.Errorf("State.Cordoned = %v, want nil", st.Cordoned)
 		}
 	})
+}
+
+// TestNoEvictionWait: a PodDisruptionBudget's 429 to an eviction reaches
+// the drain at once, without the Retry-After client-go would sleep on;
+// every other answer, a 429 to another request included, is untouched.
+func TestNoEvictionWait(t *testing.T) {
+	testCases := map[string]struct {
+		method, path string
+		code         int
+		wantRetry    string
+	}{
+		"an eviction refused":            {method: http.MethodPost, path: "/api/v1/namespaces/web/pods/api-1/eviction", code: http.StatusTooManyRequests},
+		"an eviction accepted":           {method: http.MethodPost, path: "/api/v1/namespaces/web/pods/api-1/eviction", code: http.StatusCreated, wantRetry: "10"},
+		"another request throttled":      {method: http.MethodPost, path: "/apis/batch/v1/namespaces/fleetjob-system/jobs", code: http.StatusTooManyRequests, wantRetry: "10"},
+		"a read of a pod named eviction": {method: http.MethodGet, path: "/api/v1/namespaces/web/pods/eviction", code: http.StatusTooManyRequests, wantRetry: "10"},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Retry-After", "10")
+				w.WriteHeader(tc.code)
+			}))
+			defer server.Close()
+			req, err := http.NewRequest(tc.method, server.URL+tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := NoEvictionWait(http.DefaultTransport).RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = resp.Body.Close() }()
+			if got := resp.Header.Get("Retry-After"); got != tc.wantRetry {
+				t.Errorf("Retry-After = %q, want %q", got, tc.wantRetry)
+			}
+			if resp.StatusCode != tc.code {
+				t.Errorf("status = %d, want %d", resp.StatusCode, tc.code)
+			}
+		})
+	}
 }

@@ -74,7 +74,7 @@ func (r *Reconciler) observeDisruption(cj *fleetv1.ClusterJob, mr *fleetv1.Membe
 // --member-error-timeout, so that no run waits on it forever.
 func (r *Reconciler) grantDisruption(ctx context.Context, cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, in *member.Input, d *member.Decision) {
 	c := &in.Cluster
-	if !cj.Spec.DisruptsNodes() || d.Start == member.NoGroup {
+	if !cj.Spec.DisruptsNodes() || d.Start == member.NoGroup || d.DrainOnly {
 		return
 	}
 	// Nodes under drain hold their room already: they go on whatever the

@@ -163,10 +163,39 @@ type Decision struct {
 	// what the fleet's disruption budgets granted.
 	Limit   int
 	Limited bool
+	// DrainOnly, with Start, steps only the drains of nodes already
+	// cordoned (Limit 0): no new node of the group starts now.
+	DrainOnly bool
 }
 
 // Decide returns the actions for this reconcile.
 func Decide(in Input) Decision {
+	d := decide(in)
+	if d.Start == NoGroup && !d.Freeze && !d.Stopped && drainsGoOn(in) {
+		// Nodes cordoned for a drain have started, as a running Job has:
+		// a closed window, a suspend or a failure budget's hold stops new
+		// nodes, not theirs, which would stay cordoned meanwhile.
+		d.Start, d.DrainOnly, d.Limit, d.Limited = in.Cluster.State.Current(), true, 0, true
+	}
+	return d
+}
+
+// drainsGoOn tells whether the cluster has nodes under drain that still
+// may get their Jobs: the cluster neither failed nor finished.
+func drainsGoOn(in Input) bool {
+	c := in.Cluster
+	if c.Draining == 0 || !c.Engaged || !c.Reachable || c.Error != nil || !c.State.Planned || finished(in) {
+		return false
+	}
+	if _, failed := failure(in, c); failed {
+		return false
+	}
+	g := c.State.Current()
+	return g >= 0 && g < len(c.State.Groups) && c.State.Groups[g].Pending > 0
+}
+
+// decide is Decide but for the drains that go on.
+func decide(in Input) Decision {
 	d := Decision{Start: NoGroup, Stopped: stopped(in), Held: held(in) && !finished(in), RequeueAfter: RequeueAfter(in)}
 	c := in.Cluster
 	// A failed cluster waiting for its Jobs to be deleted starts nothing.
@@ -550,7 +579,7 @@ func RequeueAfter(in Input) time.Duration {
 	if !c.HealthRecheck.IsZero() && c.Engaged {
 		due(max(10*time.Millisecond, c.HealthRecheck.Sub(in.Now))) // a node turning Ready sends no event the hub watches
 	}
-	if c.Draining > 0 && c.Engaged {
+	if drainsGoOn(in) {
 		// An eviction's progress (a pod gone, a PodDisruptionBudget
 		// allowing) sends no event the hub watches: the drain is stepped
 		// again this often, and its timeout bounds it.

@@ -169,6 +169,66 @@ var _ = Describe("Drain before the Job", func() {
 		Expect(nodeOf(a(), "a-node-4")(Default).Spec.Unschedulable).To(BeTrue(), "a node someone else cordoned stays cordoned")
 	})
 
+	It("a hub restarted mid-drain finishes it from the node's mark: one Job per node, every node uncordoned", func() {
+		allowDrains(true)
+		stopHub = startHub(hubOptions{})
+		guarded := workload(a(), "guarded", "a-node-1")
+		pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: appNamespace},
+			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}}}
+		Expect(a().client.Create(ctx, pdb)).To(Succeed())
+		cj := drainingRun("restart")
+		cj.Spec.NodePreparation.Drain.Timeout = &metav1.Duration{Duration: 10 * time.Minute}
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(jobNodes(a(), cj)).To(Equal(map[string]int{"a-node-2": 1, "a-node-3": 1, "a-node-4": 1}))
+			g.Expect(nodeOf(a(), "a-node-1")(g).Annotations).To(HaveKey(fleetv1.DrainStartedAnnotation))
+		}).Should(Succeed())
+
+		// The hub stops; meanwhile the budget's owner lets the pod go.
+		stopHub()
+		Expect(a().client.Delete(ctx, pdb)).To(Succeed())
+		restarted := time.Now()
+		stopHub = startHub(hubOptions{})
+		Eventually(phaseOf(cj)).WithTimeout(30 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		GinkgoWriter.Printf("completed %s after the restart\n", time.Since(restarted))
+		Expect(jobNodes(a(), cj)).To(Equal(nodeNames("a", 4)), "one Job per node")
+		Expect(a().client.Get(ctx, client.ObjectKeyFromObject(guarded), &corev1.Pod{})).To(MatchError(ContainSubstring("not found")), "the new hub evicted it")
+		for name := range nodeNames("a", 4) {
+			n := nodeOf(a(), name)(Default)
+			Expect(n.Spec.Unschedulable).To(BeFalse(), "%s is uncordoned", name)
+			Expect(n.Annotations).NotTo(HaveKey(fleetv1.CordonedByAnnotation))
+		}
+	})
+
+	It("deleting a run mid-drain uncordons the nodes it cordoned, and only those", func() {
+		allowDrains(true)
+		stopHub = startHub(hubOptions{})
+		workload(a(), "guarded", "a-node-1")
+		Expect(a().client.Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "guarded", Namespace: appNamespace},
+			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "guarded"}}}})).To(Succeed())
+		setCordon(a(), "a-node-4", true)
+		a().runner.hold(true)
+		cj := drainingRun("deleted")
+		cj.Spec.NodePreparation.Drain.Timeout = &metav1.Duration{Duration: 10 * time.Minute}
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(jobNodes(a(), cj)).To(HaveLen(2))
+			g.Expect(nodeOf(a(), "a-node-1")(g).Spec.Unschedulable).To(BeTrue())
+		}).Should(Succeed())
+
+		Expect(hubC.Delete(ctx, cj)).To(Succeed())
+		Eventually(func(g Gomega) {
+			err := hubC.Get(ctx, client.ObjectKeyFromObject(cj), &fleetv1.ClusterJob{})
+			g.Expect(err).To(MatchError(ContainSubstring("not found")))
+		}).WithTimeout(30 * time.Second).Should(Succeed())
+		for _, name := range []string{"a-node-1", "a-node-2", "a-node-3"} {
+			n := nodeOf(a(), name)(Default)
+			Expect(n.Spec.Unschedulable).To(BeFalse(), "%s is uncordoned", name)
+			Expect(n.Annotations).NotTo(HaveKey(fleetv1.CordonedByAnnotation))
+		}
+		Expect(nodeOf(a(), "a-node-4")(Default).Spec.Unschedulable).To(BeTrue(), "a node someone else cordoned stays cordoned")
+	})
+
 	It("refuses a run that drains where the cluster's set does not allow drains, and touches no node", func() {
 		stopHub = startHub(hubOptions{})
 		cj := drainingRun("not-allowed")
