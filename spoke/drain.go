@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/noderesults"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 )
 
@@ -68,6 +70,15 @@ type DrainStep struct {
 	// PodDisruptionBudget, a pod terminating).
 	Evicted, Left int
 	Waiting       string
+	// Started is when the drain began (the node's cordon); EvictedTotal
+	// counts the evictions accepted since, this step's included.
+	Started      time.Time
+	EvictedTotal int32
+}
+
+// Result is what the drain came to by now, for the node's record.
+func (s DrainStep) Result(now time.Time) noderesults.Drain {
+	return noderesults.Drain{Start: s.Started.Unix(), Seconds: int64(max(0, now.Sub(s.Started)/time.Second)), Evicted: s.EvictedTotal}
 }
 
 // StepDrain moves node's drain for run one step on: it cordons the node,
@@ -91,33 +102,63 @@ func StepDrain(ctx context.Context, c client.Client, live client.Reader, run Run
 	if err != nil {
 		return DrainStep{}, err
 	}
+	evicted := evictedSoFar(node)
 	if blocked != "" {
-		return DrainStep{Reason: fleetv1.NodeReasonDrainBlocked, Message: blocked}, nil
+		return DrainStep{Reason: fleetv1.NodeReasonDrainBlocked, Message: blocked, Started: started, EvictedTotal: evicted}, nil
 	}
-	step := DrainStep{Left: len(evict) + len(wait), Drained: len(evict)+len(wait) == 0}
+	step := DrainStep{Left: len(evict) + len(wait), Drained: len(evict)+len(wait) == 0, Started: started, EvictedTotal: evicted}
 	if step.Drained {
 		return step, nil
 	}
 	if timeout := drain.TimeoutOrDefault(); !now.Before(started.Add(timeout)) {
 		first := append(slices.Clone(evict), wait...)[0]
-		return DrainStep{Reason: fleetv1.NodeReasonDrainTimeout, Message: fmt.Sprintf(
+		return DrainStep{Reason: fleetv1.NodeReasonDrainTimeout, Started: started, EvictedTotal: evicted, Message: fmt.Sprintf(
 			"%d pods were still on the node %s after its drain began (spec.nodePreparation.drain.timeout), pod %s/%s first", step.Left, timeout, first.Namespace, first.Name)}, nil
 	}
 	if len(wait) > 0 {
 		step.Waiting = fmt.Sprintf("pod %s/%s is terminating", wait[0].Namespace, wait[0].Name)
 	}
+	var evictErr error
 	for i := range evict[:min(len(evict), maxEvictionsPerStep)] {
 		why, err := evictPod(ctx, c, &evict[i])
-		switch {
-		case err != nil:
-			return step, err
-		case why == "":
+		if err != nil {
+			evictErr = err
+			break
+		}
+		if why == "" {
 			step.Evicted++
-		case step.Waiting == "":
+		} else if step.Waiting == "" {
 			step.Waiting = why
 		}
 	}
-	return step, nil
+	if step.Evicted > 0 {
+		step.EvictedTotal += int32(step.Evicted)
+		if err := countEvicted(ctx, c, node, step.EvictedTotal); err != nil && evictErr == nil {
+			evictErr = err
+		}
+	}
+	return step, evictErr
+}
+
+// evictedSoFar is the node's count of pods its drain evicted.
+func evictedSoFar(node *corev1.Node) int32 {
+	n, err := strconv.ParseInt(node.Annotations[fleetv1.DrainEvictedAnnotation], 10, 32)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return int32(n)
+}
+
+// countEvicted stores the drain's eviction count on the node, for its
+// result; it survives a hub restart as the drain does.
+func countEvicted(ctx context.Context, c client.Client, node *corev1.Node, total int32) error {
+	patched := node.DeepCopy()
+	patched.Annotations[fleetv1.DrainEvictedAnnotation] = strconv.Itoa(int(total))
+	if err := c.Patch(ctx, patched, client.MergeFrom(node)); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("counting the pods evicted from node %s: %w", node.Name, err)
+	}
+	*node = *patched
+	return nil
 }
 
 // cordon marks node unschedulable with owner's mark and now, unless it
@@ -145,6 +186,9 @@ func cordon(ctx context.Context, c client.Client, node *corev1.Node, owner strin
 	patched.Spec.Unschedulable = true
 	if patched.Annotations == nil {
 		patched.Annotations = map[string]string{}
+	}
+	if !ours {
+		delete(patched.Annotations, fleetv1.DrainEvictedAnnotation) // another run's count
 	}
 	patched.Annotations[fleetv1.CordonedByAnnotation] = owner
 	patched.Annotations[fleetv1.DrainStartedAnnotation] = started.UTC().Format(time.RFC3339)
@@ -243,6 +287,7 @@ func releaseNode(ctx context.Context, c client.Client, live client.Reader, owner
 	patched := node.DeepCopy()
 	delete(patched.Annotations, fleetv1.CordonedByAnnotation)
 	delete(patched.Annotations, fleetv1.DrainStartedAnnotation)
+	delete(patched.Annotations, fleetv1.DrainEvictedAnnotation)
 	if !keep {
 		patched.Spec.Unschedulable = false
 	}
@@ -278,6 +323,9 @@ type DrainReport struct {
 	Evicted int
 	// Failed are the nodes whose drain failed, recorded as failed.
 	Failed []plan.SkippedNode
+	// Results are what the drains of the nodes drained now, and of those
+	// failed, came to, by node: recorded with them.
+	Results map[string]noderesults.Drain
 }
 
 // drainParallelism is how many nodes are drained at once in one start.
@@ -293,14 +341,19 @@ func drainNodes(ctx context.Context, c client.Client, live client.Reader, run Ru
 		steps[i], errs[i] = StepDrain(ctx, c, live, run, nodes[i], now)
 	})
 	drained := map[string]bool{}
+	if report.Results == nil {
+		report.Results = map[string]noderesults.Drain{}
+	}
 	for i, s := range steps {
 		switch {
 		case errs[i] != nil:
 			report.Draining++
 		case s.Reason != "":
 			report.Failed = append(report.Failed, plan.SkippedNode{Node: nodes[i].Name, Reason: s.Reason, Message: s.Message})
+			report.Results[nodes[i].Name] = s.Result(now)
 		case s.Drained:
 			drained[nodes[i].Name] = true
+			report.Results[nodes[i].Name] = s.Result(now)
 		default:
 			report.Draining++
 			if report.Waiting == "" && s.Waiting != "" {

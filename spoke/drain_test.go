@@ -42,6 +42,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/noderesults"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 )
 
@@ -79,6 +80,12 @@ func (w *nodeWrapper) Unschedulable() *nodeWrapper { w.Spec.Unschedulable = true
 // fleetjob.io/cordoned-by owner and fleetjob.io/drain-started started.
 func (w *nodeWrapper) CordonedBy(owner string, started time.Time) *nodeWrapper {
 	return w.Unschedulable().Annotation(fleetv1.CordonedByAnnotation, owner).Annotation(fleetv1.DrainStartedAnnotation, stamp(started))
+}
+
+// Evicted sets the drain's count of evicted pods: annotation
+// fleetjob.io/drain-evicted.
+func (w *nodeWrapper) Evicted(count string) *nodeWrapper {
+	return w.Annotation(fleetv1.DrainEvictedAnnotation, count)
 }
 
 // Annotation sets metadata.annotations[key].
@@ -193,6 +200,16 @@ func failEvictions(err error) interceptor.Funcs {
 	}}
 }
 
+// failEvictionsOf makes the eviction of the named pods fail with err.
+func failEvictionsOf(err error, pods ...string) interceptor.Funcs {
+	return interceptor.Funcs{SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
+		if sub == "eviction" && slices.Contains(pods, obj.GetName()) {
+			return err
+		}
+		return c.SubResource(sub).Create(ctx, obj, subObj, opts...)
+	}}
+}
+
 // failNodePatches makes every Patch of a node fail with err.
 func failNodePatches(err error) interceptor.Funcs {
 	return interceptor.Funcs{Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
@@ -225,6 +242,13 @@ func cordonOf(t *testing.T, c client.Reader, name string) *cordonState {
 	if len(s.Annotations) == 0 {
 		s.Annotations = nil
 	}
+	return s
+}
+
+// evicted adds the drain's count of evicted pods to s: annotation
+// fleetjob.io/drain-evicted.
+func (s *cordonState) evicted(count string) *cordonState {
+	s.Annotations[fleetv1.DrainEvictedAnnotation] = count
 	return s
 }
 
@@ -408,24 +432,24 @@ func TestStepDrain(t *testing.T) {
 		wantNode *cordonState
 		wantPods []string
 	}{
-		"first step cordons with the run's mark and the time, and evicts": {
+		"first step cordons with the run's mark and the time, evicts, and counts the evictions on the node": {
 			node:     makeNode("a"),
 			pods:     []client.Object{web.Ptr(), elsewhere.Ptr()},
-			want:     DrainStep{Evicted: 1, Left: 1},
-			wantNode: marked(ownMark, now),
+			want:     DrainStep{Evicted: 1, Left: 1, Started: now, EvictedTotal: 1},
+			wantNode: marked(ownMark, now).evicted("1"),
 			wantPods: []string{"team-a/elsewhere"},
 		},
 		"other annotations are kept": {
 			node: makeNode("a").Annotation("team", "storage"),
-			want: DrainStep{Drained: true},
+			want: DrainStep{Drained: true, Started: now},
 			wantNode: &cordonState{Unschedulable: true, Annotations: map[string]string{
 				"team": "storage", fleetv1.CordonedByAnnotation: ownMark, fleetv1.DrainStartedAnnotation: stamp(now),
 			}},
 		},
-		"an empty node is drained at once": {
+		"an empty node is drained at once, nothing counted": {
 			node:     makeNode("a"),
 			pods:     []client.Object{elsewhere.Ptr()},
-			want:     DrainStep{Drained: true},
+			want:     DrainStep{Drained: true, Started: now},
 			wantNode: marked(ownMark, now),
 			wantPods: []string{"team-a/elsewhere"},
 		},
@@ -436,7 +460,7 @@ func TestStepDrain(t *testing.T) {
 				makePod("disk-clean-a", "a").FleetJob().Ptr(),
 				makePod("done", "a").Bare().Phase(corev1.PodSucceeded).Ptr(),
 			},
-			want:     DrainStep{Drained: true},
+			want:     DrainStep{Drained: true, Started: now},
 			wantNode: marked(ownMark, now),
 			wantPods: []string{"team-a/agent", "team-a/disk-clean-a", "team-a/done"},
 		},
@@ -444,58 +468,79 @@ func TestStepDrain(t *testing.T) {
 			node:     makeNode("a"),
 			pods:     []client.Object{web.Ptr()},
 			funcs:    refuseEvictions(always, "web"),
-			want:     DrainStep{Left: 1, Waiting: "the eviction of pod team-a/web is refused for now: " + pdbRefusal},
+			want:     DrainStep{Left: 1, Waiting: "the eviction of pod team-a/web is refused for now: " + pdbRefusal, Started: now},
 			wantNode: marked(ownMark, now),
 			wantPods: []string{"team-a/web"},
 		},
 		"a terminating pod is waited for, the others evicted": {
 			node:     makeNode("a"),
 			pods:     []client.Object{makePod("old", "a").OwnedBy("ReplicaSet", true).Terminating().Ptr(), web.Ptr()},
-			want:     DrainStep{Evicted: 1, Left: 2, Waiting: "pod team-a/old is terminating"},
-			wantNode: marked(ownMark, now),
+			want:     DrainStep{Evicted: 1, Left: 2, Waiting: "pod team-a/old is terminating", Started: now, EvictedTotal: 1},
+			wantNode: marked(ownMark, now).evicted("1"),
 			wantPods: []string{"team-a/old"},
 		},
 		"a later step keeps the mark and its time": {
 			node:     makeNode("a").CordonedBy(ownMark, t0.Time),
 			pods:     []client.Object{web.Ptr()},
 			now:      t0.Add(5 * time.Minute),
-			want:     DrainStep{Evicted: 1, Left: 1},
-			wantNode: marked(ownMark, t0.Time),
+			want:     DrainStep{Evicted: 1, Left: 1, Started: t0.Time, EvictedTotal: 1},
+			wantNode: marked(ownMark, t0.Time).evicted("1"),
+		},
+		"a later step adds its evictions to the count on the node": {
+			node:     makeNode("a").CordonedBy(ownMark, t0.Time).Evicted("1"),
+			pods:     []client.Object{web.Ptr()},
+			now:      t0.Add(5 * time.Minute),
+			want:     DrainStep{Evicted: 1, Left: 1, Started: t0.Time, EvictedTotal: 2},
+			wantNode: marked(ownMark, t0.Time).evicted("2"),
+		},
+		"a later step that evicts nothing leaves the count": {
+			node:     makeNode("a").CordonedBy(ownMark, t0.Time).Evicted("1"),
+			pods:     []client.Object{web.Ptr()},
+			funcs:    refuseEvictions(always, "web"),
+			want:     DrainStep{Left: 1, Waiting: "the eviction of pod team-a/web is refused for now: " + pdbRefusal, Started: t0.Time, EvictedTotal: 1},
+			wantNode: marked(ownMark, t0.Time).evicted("1"),
+			wantPods: []string{"team-a/web"},
+		},
+		"a count that does not parse counts from zero": {
+			node:     makeNode("a").CordonedBy(ownMark, t0.Time).Evicted("many"),
+			pods:     []client.Object{web.Ptr()},
+			want:     DrainStep{Evicted: 1, Left: 1, Started: t0.Time, EvictedTotal: 1},
+			wantNode: marked(ownMark, t0.Time).evicted("1"),
 		},
 		"just before the timeout, it still evicts": {
 			node:     makeNode("a").CordonedBy(ownMark, t0.Time),
 			pods:     []client.Object{web.Ptr()},
 			now:      t0.Add(fleetv1.DefaultDrainTimeout - time.Second),
-			want:     DrainStep{Evicted: 1, Left: 1},
-			wantNode: marked(ownMark, t0.Time),
+			want:     DrainStep{Evicted: 1, Left: 1, Started: t0.Time, EvictedTotal: 1},
+			wantNode: marked(ownMark, t0.Time).evicted("1"),
 		},
 		"the default timeout passed since the cordon: DrainTimeout, nothing evicted": {
 			node:     makeNode("a").CordonedBy(ownMark, t0.Time),
 			pods:     []client.Object{makePod("old", "a").OwnedBy("ReplicaSet", true).Terminating().Ptr(), web.Ptr()},
 			now:      t0.Add(fleetv1.DefaultDrainTimeout),
-			want:     DrainStep{Reason: fleetv1.NodeReasonDrainTimeout, Message: "2 pods were still on the node 10m0s after its drain began (spec.nodePreparation.drain.timeout), pod team-a/web first"},
+			want:     DrainStep{Reason: fleetv1.NodeReasonDrainTimeout, Message: "2 pods were still on the node 10m0s after its drain began (spec.nodePreparation.drain.timeout), pod team-a/web first", Started: t0.Time},
 			wantNode: marked(ownMark, t0.Time),
 			wantPods: []string{"team-a/old", "team-a/web"},
 		},
-		"the drain's own timeout": {
-			node:     makeNode("a").CordonedBy(ownMark, t0.Time),
+		"the drain's own timeout, with the pods it evicted before": {
+			node:     makeNode("a").CordonedBy(ownMark, t0.Time).Evicted("2"),
 			pods:     []client.Object{web.Ptr()},
 			drain:    fleetv1.Drain{Timeout: &metav1.Duration{Duration: 30 * time.Second}},
 			now:      t0.Add(30 * time.Second),
-			want:     DrainStep{Reason: fleetv1.NodeReasonDrainTimeout, Message: "1 pods were still on the node 30s after its drain began (spec.nodePreparation.drain.timeout), pod team-a/web first"},
-			wantNode: marked(ownMark, t0.Time),
+			want:     DrainStep{Reason: fleetv1.NodeReasonDrainTimeout, Message: "1 pods were still on the node 30s after its drain began (spec.nodePreparation.drain.timeout), pod team-a/web first", Started: t0.Time, EvictedTotal: 2},
+			wantNode: marked(ownMark, t0.Time).evicted("2"),
 			wantPods: []string{"team-a/web"},
 		},
 		"drained after the timeout: drained, not failed": {
-			node:     makeNode("a").CordonedBy(ownMark, t0.Time),
+			node:     makeNode("a").CordonedBy(ownMark, t0.Time).Evicted("3"),
 			now:      t0.Add(time.Hour),
-			want:     DrainStep{Drained: true},
-			wantNode: marked(ownMark, t0.Time),
+			want:     DrainStep{Drained: true, Started: t0.Time, EvictedTotal: 3},
+			wantNode: marked(ownMark, t0.Time).evicted("3"),
 		},
 		"a pod the drain may not evict fails it DrainBlocked, after the cordon, evicting nothing": {
 			node:     makeNode("a"),
 			pods:     []client.Object{web.Ptr(), makePod("bare", "a").Bare().Ptr()},
-			want:     DrainStep{Reason: fleetv1.NodeReasonDrainBlocked, Message: "pod team-a/bare has no controller: nothing would recreate it (spec.nodePreparation.drain.force evicts it)"},
+			want:     DrainStep{Reason: fleetv1.NodeReasonDrainBlocked, Message: "pod team-a/bare has no controller: nothing would recreate it (spec.nodePreparation.drain.force evicts it)", Started: now},
 			wantNode: marked(ownMark, now),
 			wantPods: []string{"team-a/bare", "team-a/web"},
 		},
@@ -530,17 +575,34 @@ func TestStepDrain(t *testing.T) {
 			node:     makeNode("a"),
 			pods:     []client.Object{web.Ptr()},
 			funcs:    failEvictions(errors.New("connection refused")),
-			want:     DrainStep{Left: 1},
+			want:     DrainStep{Left: 1, Started: now},
 			wantErr:  "evicting pod team-a/web: connection refused",
 			wantNode: marked(ownMark, now),
 			wantPods: []string{"team-a/web"},
+		},
+		"an eviction error stops the step; the evictions accepted before it are counted": {
+			node:     makeNode("a"),
+			pods:     []client.Object{makePod("api", "a").OwnedBy("ReplicaSet", true).Ptr(), web.Ptr(), makePod("worker", "a").OwnedBy("ReplicaSet", true).Ptr()},
+			funcs:    failEvictionsOf(errors.New("connection refused"), "web"),
+			want:     DrainStep{Evicted: 1, Left: 3, Started: now, EvictedTotal: 1},
+			wantErr:  "evicting pod team-a/web: connection refused",
+			wantNode: marked(ownMark, now).evicted("1"),
+			wantPods: []string{"team-a/web", "team-a/worker"},
+		},
+		"a count that cannot be stored is an error; the step still counts it": {
+			node:     makeNode("a").CordonedBy(ownMark, t0.Time),
+			pods:     []client.Object{web.Ptr()},
+			funcs:    failNodePatches(errors.New("connection refused")),
+			want:     DrainStep{Evicted: 1, Left: 1, Started: t0.Time, EvictedTotal: 1},
+			wantErr:  "counting the pods evicted from node a: connection refused",
+			wantNode: marked(ownMark, t0.Time),
 		},
 		"a pod gone before its eviction counts as evicted": {
 			node:     makeNode("a"),
 			pods:     []client.Object{web.Ptr()},
 			funcs:    failEvictions(apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "web")),
-			want:     DrainStep{Evicted: 1, Left: 1},
-			wantNode: marked(ownMark, now),
+			want:     DrainStep{Evicted: 1, Left: 1, Started: now, EvictedTotal: 1},
+			wantNode: marked(ownMark, now).evicted("1"),
 			wantPods: []string{"team-a/web"},
 		},
 	}
@@ -597,15 +659,93 @@ func TestStepDrainSequence(t *testing.T) {
 		got = append(got, step)
 	}
 	want := []DrainStep{
-		{Left: 1, Waiting: "the eviction of pod team-a/web is refused for now: " + pdbRefusal},
-		{Left: 1, Evicted: 1},
-		{Drained: true},
+		{Left: 1, Waiting: "the eviction of pod team-a/web is refused for now: " + pdbRefusal, Started: t0.Time},
+		{Left: 1, Evicted: 1, Started: t0.Time, EvictedTotal: 1},
+		{Drained: true, Started: t0.Time, EvictedTotal: 1},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("steps mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(marked(ownMark, t0.Time), cordonOf(t, live, "a")); diff != "" {
+	if diff := cmp.Diff(marked(ownMark, t0.Time).evicted("1"), cordonOf(t, live, "a")); diff != "" {
 		t.Errorf("node afterwards mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestStepDrainCountsAcrossSteps drains a node of two pods over steps, one
+// eviction each (a PodDisruptionBudget refuses the second pod's at first):
+// the count on the node adds up to both, and the drain's result says so.
+func TestStepDrainCountsAcrossSteps(t *testing.T) {
+	ctx := context.Background()
+	live := fakeMember(makeNode("a").Ptr(), makePod("api", "a").OwnedBy("ReplicaSet", true).Ptr(), makePod("web", "a").OwnedBy("ReplicaSet", true).Ptr())
+	var refusing atomic.Bool
+	c := interceptor.NewClient(live, refuseEvictions(refusing.Load, "web"))
+	run := drainRun(fleetv1.Drain{})
+	var got []DrainStep
+	var counts []*cordonState
+	for i, refuse := range []bool{true, false, false} {
+		refusing.Store(refuse)
+		var node corev1.Node
+		if err := live.Get(ctx, client.ObjectKey{Name: "a"}, &node); err != nil {
+			t.Fatal(err)
+		}
+		step, err := StepDrain(ctx, c, live, run, &node, t0.Add(time.Duration(i)*time.Minute))
+		if err != nil {
+			t.Fatalf("step %d: StepDrain() error = %v", i, err)
+		}
+		got = append(got, step)
+		counts = append(counts, cordonOf(t, live, "a"))
+	}
+	want := []DrainStep{
+		{Left: 2, Evicted: 1, Waiting: "the eviction of pod team-a/web is refused for now: " + pdbRefusal, Started: t0.Time, EvictedTotal: 1},
+		{Left: 1, Evicted: 1, Started: t0.Time, EvictedTotal: 2},
+		{Drained: true, Started: t0.Time, EvictedTotal: 2},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("steps mismatch (-want +got):\n%s", diff)
+	}
+	wantCounts := []*cordonState{marked(ownMark, t0.Time).evicted("1"), marked(ownMark, t0.Time).evicted("2"), marked(ownMark, t0.Time).evicted("2")}
+	if diff := cmp.Diff(wantCounts, counts); diff != "" {
+		t.Errorf("node after each step mismatch (-want +got):\n%s", diff)
+	}
+	wantResult := noderesults.Drain{Start: t0.Unix(), Seconds: 120, Evicted: 2}
+	if diff := cmp.Diff(wantResult, got[2].Result(t0.Add(2*time.Minute))); diff != "" {
+		t.Errorf("Result() of the last step mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestDrainStepResult(t *testing.T) {
+	testCases := map[string]struct {
+		step DrainStep
+		now  time.Time
+		want noderesults.Drain
+	}{
+		"drained at its cordon": {
+			step: DrainStep{Drained: true, Started: t0.Time},
+			now:  t0.Time,
+			want: noderesults.Drain{Start: t0.Unix()},
+		},
+		"failed after evicting": {
+			step: DrainStep{Reason: fleetv1.NodeReasonDrainTimeout, Started: t0.Time, EvictedTotal: 4},
+			now:  t0.Add(10 * time.Minute),
+			want: noderesults.Drain{Start: t0.Unix(), Seconds: 600, Evicted: 4},
+		},
+		"part of a second is not counted": {
+			step: DrainStep{Drained: true, Started: t0.Time},
+			now:  t0.Add(1999 * time.Millisecond),
+			want: noderesults.Drain{Start: t0.Unix(), Seconds: 1},
+		},
+		"a clock behind the cordon's: no time, never negative": {
+			step: DrainStep{Drained: true, Started: t0.Time},
+			now:  t0.Add(-time.Minute),
+			want: noderesults.Drain{Start: t0.Unix()},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, tc.step.Result(tc.now)); diff != "" {
+				t.Errorf("Result() mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -646,12 +786,12 @@ func TestReleaseNode(t *testing.T) {
 		wantNode *cordonState
 		wantErr  string
 	}{
-		"the run's mark: uncordoned, mark removed, other annotations kept": {
-			node:     makeNode("a").CordonedBy(ownMark, t0.Time).Annotation("team", "storage"),
+		"the run's mark: uncordoned, mark and count removed, other annotations kept": {
+			node:     makeNode("a").CordonedBy(ownMark, t0.Time).Evicted("3").Annotation("team", "storage"),
 			wantNode: &cordonState{Annotations: map[string]string{"team": "storage"}},
 		},
-		"keep: stays cordoned, mark removed": {
-			node:     makeNode("a").CordonedBy(ownMark, t0.Time),
+		"keep: stays cordoned, mark and count removed": {
+			node:     makeNode("a").CordonedBy(ownMark, t0.Time).Evicted("3"),
 			keep:     true,
 			wantNode: &cordonState{Unschedulable: true},
 		},
@@ -664,9 +804,9 @@ func TestReleaseNode(t *testing.T) {
 			node:     makeNode("a").Unschedulable(),
 			wantNode: &cordonState{Unschedulable: true},
 		},
-		"cordoned by another run of this hub: untouched": {
-			node:     makeNode("a").CordonedBy(otherRun, t0.Time),
-			wantNode: marked(otherRun, t0.Time),
+		"cordoned by another run of this hub: untouched, its count too": {
+			node:     makeNode("a").CordonedBy(otherRun, t0.Time).Evicted("3"),
+			wantNode: marked(otherRun, t0.Time).evicted("3"),
 		},
 		"cordoned by this ClusterJob from another hub: untouched": {
 			node:     makeNode("a").CordonedBy(otherHubs, t0.Time),
@@ -680,9 +820,9 @@ func TestReleaseNode(t *testing.T) {
 			wantNode: marked(ownMark, t0.Time),
 		},
 		"a conflict is an error, the node untouched": {
-			node:     makeNode("a").CordonedBy(ownMark, t0.Time),
+			node:     makeNode("a").CordonedBy(ownMark, t0.Time).Evicted("3"),
 			funcs:    failNodePatches(nodeConflict),
-			wantNode: marked(ownMark, t0.Time),
+			wantNode: marked(ownMark, t0.Time).evicted("3"),
 			wantErr:  `uncordoning node a: Operation cannot be fulfilled on nodes "a": the object has been modified`,
 		},
 	}
@@ -957,10 +1097,11 @@ func recordedNodes(t *testing.T, c client.Reader, run Run) map[string]NodeResult
 }
 
 // TestStartGroupDrains starts a drain run's group of three nodes, three
-// times, as reconciles do: an empty node gets its Job at once; one whose
-// pod a PodDisruptionBudget holds stays Pending, draining, until the pod is
-// evicted and gone; one with a pod the drain may not evict fails
-// DrainBlocked and never gets a Job.
+// times, a minute apart, as reconciles do: an empty node gets its Job at
+// once; one whose pod a PodDisruptionBudget holds stays Pending, draining,
+// until the pod is evicted and gone; one with a pod the drain may not evict
+// fails DrainBlocked and never gets a Job. Each node's record says what its
+// drain came to, and the run's state and published results show it.
 func TestStartGroupDrains(t *testing.T) {
 	p := allOf("empty", "held", "blocked")
 	nodes := []string{"empty", "held", "blocked"}
@@ -973,6 +1114,12 @@ func TestStartGroupDrains(t *testing.T) {
 	run := drainRun(fleetv1.Drain{})
 	blocked := plan.SkippedNode{Node: "blocked", Reason: fleetv1.NodeReasonDrainBlocked,
 		Message: "pod team-a/bare has no controller: nothing would recreate it (spec.nodePreparation.drain.force evicts it)"}
+	// Every node is cordoned at the first start. The empty one is drained
+	// then, the blocked one fails then; the held one is drained at the
+	// third, two minutes on, its pod evicted.
+	emptyDrain := noderesults.Drain{Start: t0.Unix(), Seconds: 0, Evicted: 0}
+	blockedDrain := noderesults.Drain{Start: t0.Unix(), Seconds: 0, Evicted: 0}
+	heldDrain := noderesults.Drain{Start: t0.Unix(), Seconds: 120, Evicted: 1}
 	type start struct {
 		Created []string
 		Skipped []plan.SkippedNode
@@ -986,11 +1133,12 @@ func TestStartGroupDrains(t *testing.T) {
 		{pdbRefuses: true, want: start{
 			Created: []string{"empty"},
 			Skipped: []plan.SkippedNode{blocked},
-			Report:  DrainReport{Draining: 1, Waiting: "node held: the eviction of pod team-a/web is refused for now: " + pdbRefusal, Failed: []plan.SkippedNode{blocked}},
-			Jobs:    []string{"empty"},
+			Report: DrainReport{Draining: 1, Waiting: "node held: the eviction of pod team-a/web is refused for now: " + pdbRefusal, Failed: []plan.SkippedNode{blocked},
+				Results: map[string]noderesults.Drain{"empty": emptyDrain, "blocked": blockedDrain}},
+			Jobs: []string{"empty"},
 		}},
-		{want: start{Report: DrainReport{Draining: 1, Evicted: 1}, Jobs: []string{"empty"}}},
-		{want: start{Created: []string{"held"}, Jobs: []string{"empty", "held"}}},
+		{want: start{Report: DrainReport{Draining: 1, Evicted: 1, Results: map[string]noderesults.Drain{}}, Jobs: []string{"empty"}}},
+		{want: start{Created: []string{"held"}, Report: DrainReport{Results: map[string]noderesults.Drain{"held": heldDrain}}, Jobs: []string{"empty", "held"}}},
 	}
 	for i, step := range steps {
 		refusing.Store(step.pdbRefuses)
@@ -1010,8 +1158,8 @@ func TestStartGroupDrains(t *testing.T) {
 		}
 		if i == 0 {
 			want := map[string]NodeResult{
-				"empty":   {Phase: NodeStarting},
-				"blocked": {Phase: NodeFailed, Reason: fleetv1.NodeReasonDrainBlocked, Message: blocked.Message},
+				"empty":   {Phase: NodeStarting, Drain: emptyDrain},
+				"blocked": {Phase: NodeFailed, Reason: fleetv1.NodeReasonDrainBlocked, Message: blocked.Message, Drain: blockedDrain},
 			}
 			if diff := cmp.Diff(want, recordedNodes(t, live, run)); diff != "" {
 				t.Errorf("record after the first start mismatch (-want +got):\n%s", diff)
@@ -1019,19 +1167,35 @@ func TestStartGroupDrains(t *testing.T) {
 		}
 	}
 	want := map[string]NodeResult{
-		"empty":   {Phase: NodeStarting},
-		"held":    {Phase: NodeStarting},
-		"blocked": {Phase: NodeFailed, Reason: fleetv1.NodeReasonDrainBlocked, Message: blocked.Message},
+		"empty":   {Phase: NodeStarting, Drain: emptyDrain},
+		"held":    {Phase: NodeStarting, Drain: heldDrain},
+		"blocked": {Phase: NodeFailed, Reason: fleetv1.NodeReasonDrainBlocked, Message: blocked.Message, Drain: blockedDrain},
 	}
 	if diff := cmp.Diff(want, recordedNodes(t, live, run)); diff != "" {
 		t.Errorf("record afterwards mismatch (-want +got):\n%s", diff)
 	}
-	wantNodes := map[string]*cordonState{"empty": marked(ownMark, t0.Time), "held": marked(ownMark, t0.Time), "blocked": marked(ownMark, t0.Time)}
+	wantNodes := map[string]*cordonState{"empty": marked(ownMark, t0.Time), "held": marked(ownMark, t0.Time).evicted("1"), "blocked": marked(ownMark, t0.Time)}
 	if diff := cmp.Diff(wantNodes, cordonsOf(t, live, nodes...)); diff != "" {
 		t.Errorf("nodes afterwards mismatch (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"team-a/bare"}, podsLeft(t, live)); diff != "" {
 		t.Errorf("pods afterwards mismatch (-want +got):\n%s", diff)
+	}
+	wantDrains := map[string]noderesults.Drain{"empty": emptyDrain, "held": heldDrain, "blocked": blockedDrain}
+	st := startState(t, live, run, &p, nodes...)
+	stateDrains := map[string]noderesults.Drain{}
+	for _, n := range st.Nodes {
+		stateDrains[n.Node] = n.Drain
+	}
+	if diff := cmp.Diff(wantDrains, stateDrains); diff != "" {
+		t.Errorf("NodeState.Drain by node, as the record is read back, mismatch (-want +got):\n%s", diff)
+	}
+	publishedDrains := map[string]noderesults.Drain{}
+	for _, n := range st.Published().Nodes {
+		publishedDrains[n.Name] = n.Drain
+	}
+	if diff := cmp.Diff(wantDrains, publishedDrains); diff != "" {
+		t.Errorf("State.Published() drains by node mismatch (-want +got):\n%s", diff)
 	}
 }
 

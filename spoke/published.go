@@ -24,7 +24,7 @@ func (s State) Published() noderesults.Document {
 	d := noderesults.Document{Plan: s.Plan, Nodes: make([]noderesults.Node, len(s.Nodes))}
 	for i, n := range s.Nodes {
 		d.Nodes[i] = noderesults.Node{Name: n.Node, Group: n.Group, Index: i, Phase: string(n.Phase), Reason: n.Reason, Message: n.Message,
-			Start: unix(n.StartTime), Finish: unix(n.CompletionTime), ExitCode: n.ExitCode, Output: n.Output}
+			Start: unix(n.StartTime), Finish: unix(n.CompletionTime), ExitCode: n.ExitCode, Output: n.Output, Drain: n.Drain}
 	}
 	return d
 }

@@ -30,6 +30,7 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/noderesults"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 	"github.com/fleetjob/fleetjob/pkg/text"
 )
@@ -98,6 +99,9 @@ type NodeResult struct {
 	// Attempt names the write that recorded a Starting node, so that a
 	// write whose outcome is unknown takes off only the nodes it recorded.
 	Attempt string `json:"a,omitempty"`
+	// Drain is what the node's drain came to, recorded with its start or
+	// its failure.
+	Drain noderesults.Drain `json:"d,omitzero"`
 }
 
 func (r NodeResult) final() bool {
@@ -107,7 +111,7 @@ func (r NodeResult) final() bool {
 // state is the node state the result stands for when the Job is gone.
 func (r NodeResult) state(node string) NodeState {
 	ns := NodeState{Node: node, Phase: r.Phase, Reason: r.Reason, Message: r.Message, StartTime: unixTime(r.Start), CompletionTime: unixTime(r.Finish),
-		ExitCode: r.ExitCode, Output: r.Output}
+		ExitCode: r.ExitCode, Output: r.Output, Drain: r.Drain}
 	switch {
 	case r.Phase == NodeStarting:
 		ns.Phase, ns.Reason, ns.Message = NodeFailed, fleetv1.NodeReasonJobDeleted, jobLostMessage
@@ -181,7 +185,7 @@ func recordChanges(prev Results, st State, created []string, skipped []plan.Skip
 		if old, ok := get(n.Node); ok && old.final() {
 			continue
 		}
-		r := NodeResult{Phase: n.Phase, Start: unix(n.StartTime), Finish: unix(n.CompletionTime)}
+		r := NodeResult{Phase: n.Phase, Start: unix(n.StartTime), Finish: unix(n.CompletionTime), Drain: n.Drain}
 		switch n.Phase {
 		case NodeFailed:
 			if fullOutputs < 0 {
@@ -197,7 +201,7 @@ func recordChanges(prev Results, st State, created []string, skipped []plan.Skip
 			}
 		case NodeSucceeded:
 		default:
-			r = NodeResult{Phase: NodeRunning, Start: r.Start, Started: n.Started, Lost: unix(n.LostSince)}
+			r = NodeResult{Phase: NodeRunning, Start: r.Start, Started: n.Started, Lost: unix(n.LostSince), Drain: n.Drain}
 			if waitingForStart(n) {
 				r.Reason, r.Message = n.Reason, text.Truncate(n.Message, maxResultMessage)
 			}

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/noderesults"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 )
 
@@ -136,7 +137,7 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 	// caller's cancellation does not cut it short; its deadline bounds it.
 	ctx, cancel := uncancelled(ctx)
 	defer cancel()
-	fresh, err := writeAhead(ctx, c, live, run, st, starting, skipped, o.records)
+	fresh, err := writeAhead(ctx, c, live, run, st, starting, skipped, o.drain.Results, o.records)
 	if err != nil {
 		return nil, nil, errors.Join(drainErr, err)
 	}
@@ -241,12 +242,13 @@ func uncancelled(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(context.WithoutCancel(ctx), deadline)
 }
 
-// writeAhead records nodes as starting, with skipped and whatever else st
-// adds to the record, in one write, and returns those of nodes that no
+// writeAhead records nodes as starting, with skipped, what their drains
+// came to (drains, by node) and whatever else st adds to the record, in one
+// write, and returns those of nodes that no
 // stored record named before: only they may be created. st's record becomes
 // the one written. A write that fails may still have been stored (a
 // timeout): the nodes are taken off again, as no Job of theirs is created.
-func writeAhead(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, nodes []string, skipped []plan.SkippedNode, records *Records) (map[string]bool, error) {
+func writeAhead(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, nodes []string, skipped []plan.SkippedNode, drains map[string]noderesults.Drain, records *Records) (map[string]bool, error) {
 	next, changed := recordChanges(st.Recorded, *st, nil, skipped)
 	attempt := newAttempt()
 	for _, n := range nodes {
@@ -264,6 +266,13 @@ func writeAhead(ctx context.Context, c client.Client, live client.Reader, run Ru
 	}
 	if len(changed) == 0 {
 		return nil, nil
+	}
+	for _, n := range changed {
+		// Written now or never: a result, once final, does not change.
+		if r, ok := next.Nodes[n]; ok && r.Drain == (noderesults.Drain{}) {
+			r.Drain = drains[n]
+			next.Nodes[n] = r
+		}
 	}
 	w, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, changed, st.RecordObject, records)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/noderesults"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 )
 
@@ -83,6 +84,8 @@ type NodeState struct {
 	// none), when its pod could be read.
 	ExitCode *int32
 	Output   string
+	// Drain is what the node's drain came to, as its record says.
+	Drain noderesults.Drain
 }
 
 // GroupState counts the nodes of one group by phase.
@@ -278,6 +281,7 @@ func (g *GroupState) count(p NodePhase) {
 // node, and deletes the Job), a start once seen is not forgotten, and a
 // pod that has not started shows what its member said refuses it.
 func withRecord(ns NodeState, r NodeResult, hasJob bool) NodeState {
+	ns.Drain = r.Drain
 	if hasJob && r.Phase == NodeFailed && (failedByHub(r.Reason) || r.Reason == fleetv1.NodeReasonNodeUnhealthy) {
 		out := r.state(ns.Node) // the hub's verdict, even on a Job that finished before its deletion
 		out.Job = ns.Job

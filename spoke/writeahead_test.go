@@ -185,7 +185,7 @@ func TestRecordedNodeNeverCreatedAgain(t *testing.T) {
 			live := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), planObject(fourNodes))...).Build()
 			st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
 			if tc.stop == "before create" {
-				if _, err := writeAhead(ctx, live, live, run, &st, []string{"a", "b"}, nil, nil); err != nil {
+				if _, err := writeAhead(ctx, live, live, run, &st, []string{"a", "b"}, nil, nil, nil); err != nil {
 					t.Fatal(err)
 				}
 			} else if created, _, err := StartGroup(ctx, live, live, run, &st, 0); err != nil || len(created) != 2 {

@@ -128,6 +128,9 @@ const (
 	// DrainStartedAnnotation is when fleetjob cordoned the node (RFC
 	// 3339): the drain's timeout counts from it, across hub restarts.
 	DrainStartedAnnotation = "fleetjob.io/drain-started"
+	// DrainEvictedAnnotation counts the pods the drain evicted from the
+	// node so far, for its result.
+	DrainEvictedAnnotation = "fleetjob.io/drain-evicted"
 	// UnschedulableTaint is the taint the node lifecycle controller puts
 	// on a cordoned node; a drain run's pods tolerate it.
 	UnschedulableTaint = "node.kubernetes.io/unschedulable"

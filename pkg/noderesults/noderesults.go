@@ -85,6 +85,19 @@ type Node struct {
 	// start of its termination message.
 	ExitCode *int32 `json:"x,omitempty"`
 	Output   string `json:"o,omitempty"`
+	// Drain is what the node's drain came to, for a run that drains.
+	Drain Drain `json:"d,omitzero"`
+}
+
+// Drain is what a node's drain (spec.nodePreparation.drain) came to.
+type Drain struct {
+	// Start is when the hub cordoned the node, Unix seconds.
+	Start int64 `json:"s,omitempty"`
+	// Seconds is how long the drain took: to the node's Job, or to its
+	// failure.
+	Seconds int64 `json:"t,omitempty"`
+	// Evicted counts the pods whose eviction the API server accepted.
+	Evicted int32 `json:"e,omitempty"`
 }
 
 // ErrTooLarge reports a document that does not fit MaxBytes even with

@@ -298,7 +298,7 @@ func nodeStates(cj *fleetv1.ClusterJob, r clusterResults) spoke.State {
 	st := spoke.State{Planned: true, Plan: r.doc.Plan, Nodes: make([]spoke.NodeState, len(r.doc.Nodes))}
 	for i, n := range r.doc.Nodes {
 		ns := spoke.NodeState{Node: n.Name, Group: n.Group, GroupName: r.doc.Plan.Groups[n.Group].Name, Phase: spoke.NodePhase(n.Phase),
-			Reason: n.Reason, Message: n.Message, StartTime: unixTime(n.Start), CompletionTime: unixTime(n.Finish), ExitCode: n.ExitCode, Output: n.Output}
+			Reason: n.Reason, Message: n.Message, StartTime: unixTime(n.Start), CompletionTime: unixTime(n.Finish), ExitCode: n.ExitCode, Output: n.Output, Drain: n.Drain}
 		if ns.Phase != spoke.NodePending && ns.Phase != spoke.NodeSkipped {
 			ns.Job = naming.JobName(cj.Name, cj.UID, r.cluster, n.Name)
 		}

@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/yaml"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -361,6 +362,44 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		Expect(after.Labels).To(Equal(secretBefore.Labels))
 		Expect(after.Annotations).To(Equal(secretBefore.Annotations))
 		Expect(after.Data[fleetv1.KubeconfigKey]).NotTo(Equal(secretBefore.Data[fleetv1.KubeconfigKey]), "the token is new")
+	})
+
+	It("grants what a drain needs only where the cluster's set allows drains, and takes it back when the set stops", func() {
+		drain := []access{{resource: "nodes", verb: "patch"}, {resource: "pods", verb: "list"}, {ns: "default", resource: "pods", verb: "list"},
+			{resource: "pods", subresource: "eviction", verb: "create"}, {ns: "default", resource: "pods", subresource: "eviction", verb: "create"}}
+		for _, a := range drain {
+			Expect(allowed(Default, a)).To(BeFalse(), "no drain before the set allows it: %s", a)
+		}
+		setAllowDrain := func(allow bool) {
+			set := &fleetv1.ClusterSet{ObjectMeta: metav1.ObjectMeta{Name: fleetv1.DefaultClusterSet}}
+			_, err := controllerutil.CreateOrUpdate(ctx, hubC, set, func() error { set.Spec.AllowDrain = allow; return nil })
+			Expect(err).NotTo(HaveOccurred())
+		}
+		existed := hubC.Get(ctx, client.ObjectKey{Name: fleetv1.DefaultClusterSet}, &fleetv1.ClusterSet{}) == nil
+		setAllowDrain(true)
+		if !existed {
+			DeferCleanup(func() { Expect(hubC.Delete(ctx, &fleetv1.ClusterSet{ObjectMeta: metav1.ObjectMeta{Name: fleetv1.DefaultClusterSet}})).To(Succeed()) })
+		}
+		r := run("register", "m1", "--member-context", "member", "--label", "env=test", "--label", "tier=gold")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("drains allowed"))
+		for _, a := range drain {
+			Expect(allowed(Default, a)).To(BeTrue(), "a drain needs to %s", a)
+		}
+		for _, a := range []access{{resource: "nodes", verb: "delete"}, {resource: "pods", verb: "delete"}, {ns: "default", resource: "pods", verb: "create"}} {
+			Expect(allowed(Default, a)).To(BeFalse(), "a drain does not %s", a)
+		}
+
+		setAllowDrain(false)
+		r = run("register", "m1", "--member-context", "member", "--label", "env=test", "--label", "tier=gold")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(memberHas(&rbacv1.ClusterRoleBinding{}, "", "fleetjob-hub-drain-"+workNamespace)).To(BeFalse(), "the drain binding is revoked")
+		for _, a := range drain {
+			Expect(allowed(Default, a)).To(BeFalse(), "no drain once the set stops allowing it: %s", a)
+		}
+		for _, a := range needed() {
+			Expect(allowed(Default, a)).To(BeTrue(), "the hub still may %s", a)
+		}
 	})
 
 	It("migrates a registration whose identity lives in the work namespace: register again moves it and revokes the old one", func() {

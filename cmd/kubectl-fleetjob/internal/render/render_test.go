@@ -29,6 +29,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
 	"github.com/fleetjob/fleetjob/pkg/plan"
+	"github.com/fleetjob/fleetjob/pkg/noderesults"
 	"github.com/fleetjob/fleetjob/spoke"
 	"github.com/fleetjob/fleetjob/test/util/wrappers"
 )
@@ -274,6 +275,27 @@ eu-1      n2     batch-1   clean-disks-n2-def   Failed   BackoffLimitExceeded   
 `
 	if diff := cmp.Diff(wantWide, Nodes(clusters, true, Options{Wide: true, NoHeaders: true})); diff != "" {
 		t.Errorf("Nodes, failed only, wide without headers (-want +got):\n%s", diff)
+	}
+}
+
+// TestNodesDrained: a run that drains shows each node's drain, how long
+// it took and how many pods it evicted, before MESSAGE.
+func TestNodesDrained(t *testing.T) {
+	start, end := metav1.NewTime(now.Add(-time.Minute)), metav1.NewTime(now)
+	st := spoke.State{Planned: true, Nodes: []spoke.NodeState{
+		{Node: "n1", Job: "kernel-n1-abc", GroupName: "batch-1", Phase: spoke.NodeSucceeded, StartTime: &start, CompletionTime: &end,
+			Drain: noderesults.Drain{Start: now.Add(-2 * time.Minute).Unix(), Seconds: 45, Evicted: 3}},
+		{Node: "n2", GroupName: "batch-1", Phase: spoke.NodeFailed, Reason: "DrainTimeout", Message: "1 pods were still on the node",
+			Drain: noderesults.Drain{Start: now.Add(-12 * time.Minute).Unix(), Seconds: 600}},
+		{Node: "n3", GroupName: "batch-2", Group: 1, Phase: spoke.NodePending},
+	}}
+	want := `CLUSTER   NODE   GROUP     JOB             PHASE       REASON         EXIT     START                  FINISH                 DRAIN              MESSAGE
+eu-1      n1     batch-1   kernel-n1-abc   Succeeded   <none>         <none>   2026-05-01T11:59:00Z   2026-05-01T12:00:00Z   45s, 3 evicted
+eu-1      n2     batch-1   <none>          Failed      DrainTimeout   <none>   <none>                 <none>                 10m0s, 0 evicted   1 pods were still on the node
+eu-1      n3     batch-2   <none>          Pending     <none>         <none>   <none>                 <none>                 <none>
+`
+	if diff := cmp.Diff(want, Nodes([]ClusterNodes{{Cluster: "eu-1", State: st}}, false, Options{})); diff != "" {
+		t.Errorf("Nodes (-want +got):\n%s", diff)
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/pkg/noderesults"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 	"github.com/fleetjob/fleetjob/spoke"
 )
@@ -174,9 +175,13 @@ type ClusterNodes struct {
 // Nodes is the per-node results of a run, cluster by cluster, in plan order
 // within each; failedOnly keeps the Failed nodes. MESSAGE is what the
 // container said, else what the Job controller did; wide shows both, as
-// MESSAGE and OUTPUT.
+// MESSAGE and OUTPUT. A run that drains has a DRAIN column: how long each
+// node's drain took and how many pods it evicted.
 func Nodes(clusters []ClusterNodes, failedOnly bool, o Options) string {
 	p := o.Palette
+	drains := slices.ContainsFunc(clusters, func(c ClusterNodes) bool {
+		return slices.ContainsFunc(c.State.Nodes, func(n spoke.NodeState) bool { return n.Drain.Start != 0 })
+	})
 	var rows [][]Cell
 	for _, c := range clusters {
 		for _, n := range c.State.Nodes {
@@ -205,6 +210,9 @@ func Nodes(clusters []ClusterNodes, failedOnly bool, o Options) string {
 				{Plain: phase, Styled: styled}, Text(orNone(Escape(n.Reason))), Text(orNone(exit)),
 				Text(timestamp(n.StartTime)), Text(timestamp(n.CompletionTime)), Text(Escape(oneLine(msg))),
 			}
+			if drains {
+				row = append(row[:len(row)-1:len(row)-1], Text(drainCell(n.Drain)), row[len(row)-1])
+			}
 			if o.Wide {
 				row = append(row, Text(Escape(oneLine(n.Output))))
 			}
@@ -212,10 +220,21 @@ func Nodes(clusters []ClusterNodes, failedOnly bool, o Options) string {
 		}
 	}
 	header := []string{"CLUSTER", "NODE", "GROUP", "JOB", "PHASE", "REASON", "EXIT", "START", "FINISH", "MESSAGE"}
+	if drains {
+		header = slices.Insert(header, len(header)-1, "DRAIN")
+	}
 	if o.Wide {
 		header = append(header, "OUTPUT")
 	}
 	return Tabulate(header, rows, o.NoHeaders)
+}
+
+// drainCell says what a node's drain came to: "45s, 3 evicted".
+func drainCell(d noderesults.Drain) string {
+	if d.Start == 0 {
+		return "<none>"
+	}
+	return fmt.Sprintf("%s, %d evicted", time.Duration(d.Seconds)*time.Second, d.Evicted)
 }
 
 func timestamp(t *metav1.Time) string {
