@@ -1623,3 +1623,40 @@ func TestNoEvictionWait(t *testing.T) {
 		})
 	}
 }
+
+// TestStartGroupDrainsInTurns: a group larger than maxDraining is drained
+// in turns: one start cordons and steps no more than maxDraining nodes,
+// the others stay Pending and untouched, and the next start takes them.
+func TestStartGroupDrainsInTurns(t *testing.T) {
+	const n = maxDraining + 5
+	var objs []client.Object
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("n%03d", i)
+		objs = append(objs, makeNode(names[i]).Ptr())
+	}
+	c := fakeMember(objs...)
+	p := allOf(names...)
+	run := drainRun(fleetv1.Drain{})
+	st := startState(t, c, run, &p, names...)
+	created, _, err := StartGroup(context.Background(), c, c, run, &st, 0, At(t0.Time))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(names[:maxDraining], jobNodes(created)); diff != "" {
+		t.Errorf("first start created mismatch (-want +got):\n%s", diff)
+	}
+	for _, name := range names[maxDraining:] {
+		if got := cordonOf(t, c, name); got.Unschedulable || len(got.Annotations) > 0 {
+			t.Errorf("node %s past the first turn was touched: %+v", name, got)
+		}
+	}
+	st = startState(t, c, run, &p, names...)
+	created, _, err = StartGroup(context.Background(), c, c, run, &st, 0, At(t0.Time))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(names[maxDraining:], jobNodes(created)); diff != "" {
+		t.Errorf("second start created mismatch (-want +got):\n%s", diff)
+	}
+}

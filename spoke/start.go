@@ -182,6 +182,10 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 	return created, skipped, errors.Join(append(conflicts, cause, unrecordErr, drainErr)...)
 }
 
+// maxDraining bounds the nodes of a cluster whose drain one group start
+// steps: the others stay Pending, uncordoned, for a later start.
+const maxDraining = 100
+
 // drainReady steps the drains of the group's ready nodes, in plan order,
 // within half the time left before ctx's deadline (the rest is the
 // creates'), and returns the nodes drained: only they start now. The
@@ -194,12 +198,20 @@ func drainReady(ctx context.Context, c client.Client, live client.Reader, run Ru
 			byName[nodes[i].Name] = &nodes[i]
 		}
 	}
-	var targets []*corev1.Node
+	// Drains under way first, then new ones, up to maxDraining: each
+	// step lists a node's pods and may evict them, and a group of
+	// thousands is drained in turns rather than all at once.
+	var targets, fresh []*corev1.Node
 	for _, n := range st.Nodes {
-		if n.Group == group && byName[n.Node] != nil {
-			targets = append(targets, byName[n.Node])
+		switch node := byName[n.Node]; {
+		case n.Group != group || node == nil:
+		case st.Cordoned[n.Node]:
+			targets = append(targets, node)
+		default:
+			fresh = append(fresh, node)
 		}
 	}
+	targets = append(targets, fresh[:max(0, min(len(fresh), maxDraining-len(targets)))]...)
 	dctx := ctx
 	if deadline, ok := ctx.Deadline(); ok {
 		var cancel context.CancelFunc
