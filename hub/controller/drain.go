@@ -47,8 +47,7 @@ func (r *Reconciler) checkDrainAccess(ctx context.Context, cj *fleetv1.ClusterJo
 			return err
 		}
 		if !policy.AllowDrain {
-			return &spoke.PermanentError{Reason: fleetv1.ReasonDrainNotAllowed, Err: fmt.Errorf(
-				"ClusterSet %s does not allow drains (spec.allowDrain): spec.nodePreparation.drain cannot run in cluster %s", set, m.Name)}
+			return &spoke.PermanentError{Reason: fleetv1.ReasonDrainNotAllowed, Err: errors.New(access.DrainNotAllowed(set, m.Name))}
 		}
 	}
 	var denied []authorizationv1.ResourceAttributes

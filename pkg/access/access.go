@@ -122,6 +122,13 @@ func Drain() []authorizationv1.ResourceAttributes {
 	return out
 }
 
+// DrainNotAllowed says why a run that drains does not run in cluster,
+// whose ClusterSet set does not allow drains: the hub's verdict, and the
+// preview's of it.
+func DrainNotAllowed(set, cluster string) string {
+	return fmt.Sprintf("ClusterSet %s does not allow drains (spec.allowDrain): spec.nodePreparation.drain cannot run in cluster %s", set, cluster)
+}
+
 // Describe says an access the way a person reads it: "create jobs.batch in
 // namespace fleetjob-system".
 func Describe(a authorizationv1.ResourceAttributes) string {

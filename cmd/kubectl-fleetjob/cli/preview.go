@@ -49,6 +49,7 @@ import (
 	"github.com/fleetjob/fleetjob/hub/disruption"
 	"github.com/fleetjob/fleetjob/hub/fleet"
 	hubmember "github.com/fleetjob/fleetjob/hub/member"
+	"github.com/fleetjob/fleetjob/pkg/access"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 	"github.com/fleetjob/fleetjob/pkg/podsecurity"
 	"github.com/fleetjob/fleetjob/pkg/window"
@@ -426,7 +427,8 @@ type previewed struct {
 // preview decides, without reading any member, what the hub would do
 // with cj now: the clusters it selects, the canary and the order they
 // start in (the hub's own fleet.Decide), the Pod Security verdict of each
-// cluster's set and its windows (pkg/podsecurity, pkg/window).
+// cluster's set and its windows (pkg/podsecurity, pkg/window) and, for a
+// run that drains, whether the set allows drains.
 func (p *previewOptions) preview(cj *fleetv1.ClusterJob, h previewHub, targets map[string]memberTarget) (previewed, error) {
 	now := p.now()
 	pv := previewed{Preview: render.Preview{Namespace: cj.Namespace, Name: cj.Name, Tenancy: h.bound != nil, BoundSets: h.bound, MemberClusters: len(h.members)},
@@ -444,7 +446,11 @@ func (p *previewOptions) preview(cj *fleetv1.ClusterJob, h previewHub, targets m
 		pv.Notes = append(pv.Notes, fmt.Sprintf("Namespace %s has no ClusterSetBinding: with tenancy on, the run selects no cluster and fails (kubectl fleetjob bind SET -n %s).", cj.Namespace, cj.Namespace))
 	}
 	if h.setsErr != nil && len(selected) > 0 {
-		pv.Notes = append(pv.Notes, fmt.Sprintf("The sets' Pod Security levels and windows are unknown: %v.", h.setsErr))
+		what := "Pod Security levels and windows"
+		if pv.Tenancy && cj.Spec.Drains() {
+			what = "Pod Security levels, windows and whether they allow drains"
+		}
+		pv.Notes = append(pv.Notes, fmt.Sprintf("The sets' %s are unknown: %v.", what, h.setsErr))
 	}
 	pv.Disruptive = cj.Spec.DisruptsNodes()
 	if cj.Spec.DisruptsNodes() && len(selected) > 0 {
@@ -466,7 +472,8 @@ func (p *previewOptions) preview(cj *fleetv1.ClusterJob, h previewHub, targets m
 		policy := h.setPolicy(set)
 		c := render.ClusterPreview{Cluster: cluster, ClusterSet: set, Start: starts[cluster].start, Canary: starts[cluster].canary,
 			PodSecurity: podSecurityVerdict(pv.Tenancy, set, policy, h.setsErr, &cj.Spec.JobTemplate.Spec.Template),
-			Window:      windowState(cj, set, policy, h.setsErr, now), NotReady: pv.notReady[cluster]}
+			Window:      windowState(cj, set, policy, h.setsErr, now), NotReady: pv.notReady[cluster],
+			Drain: drainVerdict(&cj.Spec, pv.Tenancy, cluster, set, policy)}
 		if cj.Spec.DisruptsNodes() {
 			budgetCaps(&c, &h, budgetClusters)
 		}
@@ -649,6 +656,27 @@ func podSecurityVerdict(tenancy bool, set string, policy *fleetv1.ClusterSetSpec
 		v.Verdict, v.Reason, v.Message = render.VerdictRefused, refusal.Reason, refusal.Err.Error()
 	}
 	return v
+}
+
+// drainVerdict is, for a run that drains, what the hub's check of the
+// cluster's set before its plan freezes (its checkDrainAccess) would say:
+// with tenancy, the set must allowDrain, or the hub fails the cluster
+// DrainNotAllowed, with this message. Whether the hub's identity in the
+// member may drain (the access review the hub asks there) needs the hub's
+// credentials: the preview leaves it out. nil for a run that does not
+// drain.
+func drainVerdict(spec *fleetv1.ClusterJobSpec, tenancy bool, cluster, set string, policy *fleetv1.ClusterSetSpec) *render.DrainVerdict {
+	switch {
+	case !spec.Drains():
+		return nil
+	case !tenancy:
+		return &render.DrainVerdict{Verdict: render.VerdictNotChecked}
+	case policy == nil:
+		return &render.DrainVerdict{Verdict: render.VerdictUnknown, Message: fmt.Sprintf("whether cluster set %s allows drains (spec.allowDrain) is unknown", set)}
+	case !policy.AllowDrain:
+		return &render.DrainVerdict{Verdict: render.VerdictRefused, Reason: fleetv1.ReasonDrainNotAllowed, Message: access.DrainNotAllowed(set, cluster)}
+	}
+	return &render.DrainVerdict{Verdict: render.VerdictAllowed}
 }
 
 // windowState is whether the windows of the run and of the cluster's set

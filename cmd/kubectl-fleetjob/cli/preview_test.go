@@ -373,6 +373,34 @@ func TestPreviewVerdicts(t *testing.T) {
 				Window:      render.WindowState{State: render.WindowUnknown, Message: "the run names no window; those of cluster set team-a are unknown"}}},
 			wantErrOut: "The sets' Pod Security levels and windows are unknown: you may not list clustersets on the hub",
 		},
+		{
+			name: "a drain, the sets cannot be read",
+			cj: func() *fleetv1.ClusterJob {
+				cj := drainJob()
+				cj.Spec.ClusterSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "dev"}}
+				return cj
+			}(),
+			objs:  previewFleet(),
+			funcs: forbiddenSets,
+			args:  []string{"--validate=false"},
+			want: []render.ClusterPreview{{Cluster: "us-1", ClusterSet: "team-a", Start: render.StartNow, NotPlanned: notRead("us-1"),
+				PodSecurity: render.PodSecurityVerdict{Verdict: render.VerdictUnknown, Message: `cluster set team-a: you may not list clustersets on the hub: clustersets.fleetjob.io is forbidden: RBAC: access denied`},
+				Window:      render.WindowState{State: render.WindowUnknown, Message: "the run names no window; those of cluster set team-a are unknown"},
+				Drain:       &render.DrainVerdict{Verdict: render.VerdictUnknown, Message: "whether cluster set team-a allows drains (spec.allowDrain) is unknown"}}},
+			wantErrOut: "The sets' Pod Security levels, windows and whether they allow drains are unknown: you may not list clustersets on the hub",
+		},
+		{
+			name: "a drain with tenancy off: the hub checks no set's allowDrain",
+			cj: func() *fleetv1.ClusterJob {
+				cj := drainJob()
+				cj.Spec.ClusterSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "dev"}}
+				return cj
+			}(),
+			objs: previewFleet(),
+			args: []string{"--tenancy=off"},
+			want: []render.ClusterPreview{{Cluster: "us-1", ClusterSet: "team-a", Start: render.StartNow, NotPlanned: notRead("us-1"), Window: anyTime,
+				PodSecurity: render.PodSecurityVerdict{Verdict: render.VerdictNotChecked}, Drain: &render.DrainVerdict{Verdict: render.VerdictNotChecked}}},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, errOut := previewItems(t, tc.cj, tc.objs, tc.funcs, tc.args...)
@@ -614,6 +642,78 @@ func TestPreviewBudgetsHeld(t *testing.T) {
 				t.Errorf("stderr:\n%s\nwant it to hold %q", errOut, tc.wantErrOut)
 			}
 		})
+	}
+}
+
+// drainJob is prodJob draining each node first.
+func drainJob() *fleetv1.ClusterJob {
+	cj := prodJob().Obj()
+	cj.Spec.NodePreparation = &fleetv1.NodePreparation{Drain: &fleetv1.Drain{}}
+	return cj
+}
+
+// drainFleet is previewFleet with both sets bound to ops and at level
+// baseline: team-a allows drains, labs does not.
+func drainFleet() []client.Object {
+	teamA := clusterSetOf("team-a", fleetv1.PodSecurityBaseline)
+	teamA.Spec.AllowDrain = true
+	return append(previewFleet()[:5:5], teamA, clusterSetOf("labs", fleetv1.PodSecurityBaseline), bindingOf("ops", "team-a"), bindingOf("ops", "labs"))
+}
+
+// TestPreviewDrain: a run that drains tells, per cluster, whether its set
+// allows drains; where it does not, the hub would fail the cluster
+// DrainNotAllowed, and the preview says so as the hub would.
+func TestPreviewDrain(t *testing.T) {
+	kubeconfig, _ := testKubeconfig(t)
+	out, errOut, err := runOn(t, kubeconfig, previewOn(t, drainFleet(), previewMembers(), interceptor.Funcs{}),
+		"-f", writeClusterJob(t, drainJob()), "--member-context", "eu-2=member-sso")
+	if err != nil {
+		t.Fatalf("plan -f: %v\n%s", err, errOut)
+	}
+	want := `Preview of clusterjob ops/clean-disks: nothing was created; the hub accepted it in a server dry run.
+Selected 4 clusters by spec.clusterSelector in the cluster sets bound to namespace ops (labs, team-a), of the 5 MemberClusters on the hub (their labels are the registrations').
+spec.disruptive: nodes start only as the FleetDisruptionBudgets below have room, shared with every other disruptive run; what the others disrupt now only the hub knows.
+
+eu-1   set team-a   pod security baseline: allowed   window: any time   starts now
+  drain: allowed by set team-a (spec.allowDrain)
+  disruptive: no FleetDisruptionBudget selects this cluster
+  nodes not read: pass --member-context eu-1=CONTEXT
+
+eu-2   set team-a   pod security baseline: allowed   window: any time   starts now
+  drain: allowed by set team-a (spec.allowDrain)
+  disruptive: no FleetDisruptionBudget selects this cluster
+  2 nodes in 1 group, 0 skipped (nodes read with context member-sso)
+  GROUP     NODES   NAMES
+  batch-1   2       m1, m2
+
+eu-3   set team-a   pod security baseline: allowed   window: any time   starts now
+  drain: allowed by set team-a (spec.allowDrain)
+  disruptive: no FleetDisruptionBudget selects this cluster
+  nodes not read: pass --member-context eu-3=CONTEXT
+
+lab-1   set labs   pod security baseline: allowed   window: any time   fails DrainNotAllowed
+  drain: refused: DrainNotAllowed: ClusterSet labs does not allow drains (spec.allowDrain): spec.nodePreparation.drain cannot run in cluster lab-1
+  disruptive: no FleetDisruptionBudget selects this cluster
+  nodes not read: pass --member-context lab-1=CONTEXT
+`
+	if diff := cmp.Diff(want, out); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if errOut != "" {
+		t.Errorf("stderr %q, want nothing", errOut)
+	}
+
+	items, _ := previewItems(t, drainJob(), drainFleet(), interceptor.Funcs{})
+	got := map[string]*render.DrainVerdict{}
+	for _, it := range items {
+		got[it.Cluster] = it.Drain
+	}
+	allowed := &render.DrainVerdict{Verdict: render.VerdictAllowed}
+	wantItems := map[string]*render.DrainVerdict{"eu-1": allowed, "eu-2": allowed, "eu-3": allowed,
+		"lab-1": {Verdict: render.VerdictRefused, Reason: fleetv1.ReasonDrainNotAllowed,
+			Message: "ClusterSet labs does not allow drains (spec.allowDrain): spec.nodePreparation.drain cannot run in cluster lab-1"}}
+	if diff := cmp.Diff(wantItems, got); diff != "" {
+		t.Errorf("-o json drains (-want +got):\n%s", diff)
 	}
 }
 

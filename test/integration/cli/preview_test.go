@@ -127,6 +127,32 @@ var _ = Describe("kubectl fleetjob plan -f", Ordered, func() {
 		Expect(got.Items[1].Plan).To(BeNil())
 	})
 
+	It("tells, for a run that drains, whether each cluster's set allows drains", func() {
+		cj := wrappers.MakeClusterJob("preview-drain", ns).ClusterLabels(map[string]string{fleetv1.ClusterSetLabel: set}).
+			NodeLabels(map[string]string{previewLabel: "yes"}).Batch(1, fleetv1.BatchOrderAlphabetical).Obj()
+		cj.Spec.NodePreparation = &fleetv1.NodePreparation{Drain: &fleetv1.Drain{}}
+		drain := writeJob(cj)
+		r := run("plan", "-f", drain)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("preview-1   set preview-set   pod security baseline: allowed   window: any time   fails DrainNotAllowed\n" +
+			"  drain: refused: DrainNotAllowed: ClusterSet preview-set does not allow drains (spec.allowDrain): spec.nodePreparation.drain cannot run in cluster preview-1\n"))
+
+		cs := &fleetv1.ClusterSet{}
+		Expect(hubC.Get(ctx, client.ObjectKey{Name: set}, cs)).To(Succeed())
+		cs.Spec.AllowDrain = true
+		Expect(hubC.Update(ctx, cs)).To(Succeed())
+		DeferCleanup(func() {
+			Expect(hubC.Get(ctx, client.ObjectKey{Name: set}, cs)).To(Succeed())
+			cs.Spec.AllowDrain = false
+			Expect(hubC.Update(ctx, cs)).To(Succeed())
+		})
+		r = run("plan", "-f", drain)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.out).To(ContainSubstring("preview-1   set preview-set   pod security baseline: allowed   window: any time   starts now\n" +
+			"  drain: allowed by set preview-set (spec.allowDrain)\n"))
+		Expect(r.out).NotTo(ContainSubstring("DrainNotAllowed"))
+	})
+
 	It("reports what the API server's validation refuses, naming the field", func() {
 		bad := writeJob(wrappers.MakeClusterJob("preview-bad", ns).ClusterLabels(map[string]string{fleetv1.ClusterSetLabel: set}).
 			Batch(0, fleetv1.BatchOrderAlphabetical).Obj())

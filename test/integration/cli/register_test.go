@@ -378,7 +378,9 @@ var _ = Describe("kubectl fleetjob register", Ordered, func() {
 		existed := hubC.Get(ctx, client.ObjectKey{Name: fleetv1.DefaultClusterSet}, &fleetv1.ClusterSet{}) == nil
 		setAllowDrain(true)
 		if !existed {
-			DeferCleanup(func() { Expect(hubC.Delete(ctx, &fleetv1.ClusterSet{ObjectMeta: metav1.ObjectMeta{Name: fleetv1.DefaultClusterSet}})).To(Succeed()) })
+			DeferCleanup(func() {
+				Expect(hubC.Delete(ctx, &fleetv1.ClusterSet{ObjectMeta: metav1.ObjectMeta{Name: fleetv1.DefaultClusterSet}})).To(Succeed())
+			})
 		}
 		r := run("register", "m1", "--member-context", "member", "--label", "env=test", "--label", "tier=gold")
 		Expect(r.err).NotTo(HaveOccurred())

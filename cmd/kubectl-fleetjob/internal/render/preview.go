@@ -46,16 +46,18 @@ const (
 	StartStopped = "Stopped"
 )
 
-// Pod Security verdicts of a previewed cluster (PodSecurityVerdict.Verdict).
+// Verdicts of a previewed cluster's set (PodSecurityVerdict.Verdict,
+// DrainVerdict.Verdict).
 const (
 	// VerdictAllowed: the template meets the set's level and runs as a
-	// ServiceAccount the set allows.
+	// ServiceAccount the set allows; of a drain, the set allows drains.
 	VerdictAllowed = "Allowed"
 	// VerdictRefused: the hub would fail the cluster before creating any
 	// Job; Reason and Message say why, as the hub would.
 	VerdictRefused = "Refused"
 	// VerdictNotChecked: tenancy is off, and the hub checks only that the
-	// template does not run as its reserved ServiceAccount.
+	// template does not run as its reserved ServiceAccount, and no set's
+	// allowDrain.
 	VerdictNotChecked = "NotChecked"
 	// VerdictUnknown: the set's policy could not be read.
 	VerdictUnknown = "Unknown"
@@ -92,6 +94,20 @@ type PodSecurityVerdict struct {
 	// ServiceAccountNotAllowed.
 	Reason string `json:"reason,omitempty"`
 	// Message says what failed, or why the verdict is unknown.
+	Message string `json:"message,omitempty"`
+}
+
+// DrainVerdict is what the hub's check of the cluster's set would say of
+// a run that drains (spec.nodePreparation.drain): with tenancy, the set
+// must allow drains (ClusterSet spec.allowDrain). Whether the hub's
+// identity in the member may drain, the hub alone can ask the member.
+type DrainVerdict struct {
+	// Verdict is Allowed, Refused, NotChecked or Unknown.
+	Verdict string `json:"verdict"`
+	// Reason is the hub's reason when Refused: DrainNotAllowed.
+	Reason string `json:"reason,omitempty"`
+	// Message says what the hub would refuse, or why the verdict is
+	// unknown.
 	Message string `json:"message,omitempty"`
 }
 
@@ -141,6 +157,10 @@ type ClusterPreview struct {
 	MaxConcurrentClusters int32              `json:"maxConcurrentClusters,omitempty"`
 	PodSecurity           PodSecurityVerdict `json:"podSecurity"`
 	Window                WindowState        `json:"window"`
+	// Drain is, for a run that drains (spec.nodePreparation.drain),
+	// whether the cluster's set allows drains; absent for a run that does
+	// not drain.
+	Drain *DrainVerdict `json:"drain,omitempty"`
 	// Budgets are, for a disruptive run (spec.disruptive), the
 	// FleetDisruptionBudgets selecting the cluster, in name order: its
 	// nodes start only as every one of them has room. None for a run that
@@ -203,10 +223,10 @@ const (
 
 // Previews draws p: what was selected and why, then a block per cluster:
 // a header line with its set, Pod Security verdict, window and start,
-// what refuses it, for a disruptive run the disruption budgets that
-// would hold it, then its groups and skipped nodes, a few named. A
-// message told for an earlier cluster is not told again. Times are in
-// UTC.
+// what refuses it, for a run that drains whether its set allows drains,
+// for a disruptive run the disruption budgets that would hold it, then
+// its groups and skipped nodes, a few named. A message told for an
+// earlier cluster is not told again. Times are in UTC.
 func Previews(p Preview, o Options) string {
 	var b strings.Builder
 	validated := "not validated (--validate=false)"
@@ -276,6 +296,14 @@ func clusterPreview(c ClusterPreview, disruptive bool, o Options, told map[strin
 		b.WriteString("  " + pal.paint(red, "the hub's connection is not Ready") + ": " + Escape(oneLine(c.NotReady)) + "\n")
 	}
 	tell(c.PodSecurity.Reason, c.PodSecurity.Message)
+	if c.Drain != nil {
+		text, msg := drainText(*c.Drain, c.ClusterSet, pal)
+		if msg == "" {
+			b.WriteString("  " + text + "\n")
+		} else {
+			tellAs(text+": ", msg)
+		}
+	}
 	tell("", c.Window.Message)
 	if disruptive {
 		switch {
@@ -338,6 +366,20 @@ func podSecurityText(v PodSecurityVerdict, p Palette) string {
 	return "pod security: " + p.paint(yellow, "unknown")
 }
 
+// drainText is a run that drains' verdict on the cluster's set, and the
+// message to tell after it, if any.
+func drainText(v DrainVerdict, set string, p Palette) (string, string) {
+	switch v.Verdict {
+	case VerdictAllowed:
+		return "drain: " + p.paint(green, "allowed") + " by set " + Escape(set) + " (spec.allowDrain)", ""
+	case VerdictRefused:
+		return "drain: " + p.paint(red, "refused") + ": " + Escape(v.Reason), v.Message
+	case VerdictNotChecked:
+		return "drain: not checked (tenancy off)", ""
+	}
+	return "drain: " + p.paint(yellow, "unknown"), v.Message
+}
+
 func windowText(w WindowState, p Palette) string {
 	switch w.State {
 	case WindowAny:
@@ -370,6 +412,8 @@ func startText(c ClusterPreview, p Palette) string {
 		switch {
 		case c.PodSecurity.Verdict == VerdictRefused:
 			return canary + p.paint(red, "fails "+Escape(c.PodSecurity.Reason))
+		case c.Drain != nil && c.Drain.Verdict == VerdictRefused:
+			return canary + p.paint(red, "fails "+Escape(c.Drain.Reason))
 		case c.Window.State == WindowNone || c.Window.State == WindowInvalid:
 			return canary + p.paint(red, "fails NoMaintenanceWindow")
 		case c.BudgetError != "":

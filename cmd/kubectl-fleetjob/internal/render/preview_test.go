@@ -178,3 +178,71 @@ eu-5   set team-a   pod security: not checked (tenancy off)   window: any time  
 		t.Errorf("a run that is not disruptive tells budgets:\n%s", got)
 	}
 }
+
+// TestPreviewsDrain: a run that drains tells, per cluster, whether its
+// set allows drains; a set that does not fails the cluster
+// DrainNotAllowed, after Pod Security, as the hub checks them.
+func TestPreviewsDrain(t *testing.T) {
+	baseline := PodSecurityVerdict{Level: "baseline", Verdict: VerdictAllowed}
+	cluster := func(name, set string, drain DrainVerdict) ClusterPreview {
+		return ClusterPreview{Cluster: name, ClusterSet: set, Start: StartNow, PodSecurity: baseline, Window: WindowState{State: WindowAny},
+			Drain: &drain, NotPlanned: "not asked"}
+	}
+	refused := func(c string) DrainVerdict {
+		return DrainVerdict{Verdict: VerdictRefused, Reason: "DrainNotAllowed",
+			Message: "ClusterSet labs does not allow drains (spec.allowDrain): spec.nodePreparation.drain cannot run in cluster " + c}
+	}
+	unknown := DrainVerdict{Verdict: VerdictUnknown, Message: "whether cluster set team-b allows drains (spec.allowDrain) is unknown"}
+	podSecurity := cluster("lab-3", "labs", refused("lab-3"))
+	podSecurity.PodSecurity = PodSecurityVerdict{Level: "restricted", Verdict: VerdictRefused, Reason: "PodSecurityViolation", Message: "does not meet restricted"}
+	waiting := cluster("lab-2", "labs", refused("lab-2"))
+	waiting.Start = StartAwaitingApproval
+	p := Preview{Namespace: "ops", Name: "reboot", Tenancy: true, BoundSets: []string{"labs", "maint", "team-b"}, MemberClusters: 6, Clusters: []ClusterPreview{
+		cluster("eu-1", "maint", DrainVerdict{Verdict: VerdictAllowed}), cluster("lab-1", "labs", refused("lab-1")), waiting, podSecurity,
+		cluster("tb-1", "team-b", unknown), cluster("tb-2", "team-b", unknown),
+	}}
+	want := `Preview of clusterjob ops/reboot: nothing was created; not validated (--validate=false).
+Selected 6 clusters by spec.clusterSelector in the cluster sets bound to namespace ops (labs, maint, team-b), of the 6 MemberClusters on the hub (their labels are the registrations').
+
+eu-1   set maint   pod security baseline: allowed   window: any time   starts now
+  drain: allowed by set maint (spec.allowDrain)
+  nodes not read: not asked
+
+lab-1   set labs   pod security baseline: allowed   window: any time   fails DrainNotAllowed
+  drain: refused: DrainNotAllowed: ClusterSet labs does not allow drains (spec.allowDrain): spec.nodePreparation.drain cannot run in cluster lab-1
+  nodes not read: not asked
+
+lab-2   set labs   pod security baseline: allowed   window: any time   waits for approval
+  drain: refused: DrainNotAllowed: ClusterSet labs does not allow drains (spec.allowDrain): spec.nodePreparation.drain cannot run in cluster lab-2
+  nodes not read: not asked
+
+lab-3   set labs   pod security restricted: refused   window: any time   fails PodSecurityViolation
+  PodSecurityViolation: does not meet restricted
+  drain: refused: DrainNotAllowed: ClusterSet labs does not allow drains (spec.allowDrain): spec.nodePreparation.drain cannot run in cluster lab-3
+  nodes not read: not asked
+
+tb-1   set team-b   pod security baseline: allowed   window: any time   starts now
+  drain: unknown: whether cluster set team-b allows drains (spec.allowDrain) is unknown
+  nodes not read: not asked
+
+tb-2   set team-b   pod security baseline: allowed   window: any time   starts now
+  drain: unknown: as for tb-1
+  nodes not read: not asked
+`
+	if diff := cmp.Diff(want, Previews(p, Options{})); diff != "" {
+		t.Errorf("Previews (-want +got):\n%s", diff)
+	}
+	if got := ansi.ReplaceAllString(Previews(p, Options{Palette: Palette{Enabled: true}}), ""); got != want {
+		t.Errorf("Previews in colour, without its escapes, differs:\n%s", cmp.Diff(want, got))
+	}
+
+	off := cluster("eu-1", "maint", DrainVerdict{Verdict: VerdictNotChecked})
+	p = Preview{Namespace: "ops", Name: "reboot", MemberClusters: 1, Clusters: []ClusterPreview{off}}
+	if got, want := Previews(p, Options{}), "starts now\n  drain: not checked (tenancy off)\n  nodes not read"; !strings.Contains(got, want) {
+		t.Errorf("with tenancy off:\n%s\nwant it to hold %q", got, want)
+	}
+	p.Clusters[0].Drain = nil
+	if got := Previews(p, Options{}); strings.Contains(got, "drain") {
+		t.Errorf("a run that does not drain tells drains:\n%s", got)
+	}
+}

@@ -28,8 +28,8 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/cmd/kubectl-fleetjob/internal/hub"
-	"github.com/fleetjob/fleetjob/pkg/plan"
 	"github.com/fleetjob/fleetjob/pkg/noderesults"
+	"github.com/fleetjob/fleetjob/pkg/plan"
 	"github.com/fleetjob/fleetjob/spoke"
 	"github.com/fleetjob/fleetjob/test/util/wrappers"
 )
