@@ -113,11 +113,15 @@ type GCOptions struct {
 	// from the hub, as the hub's API server says (not a cache): absent, or
 	// present with another UID.
 	Gone func(ctx context.Context, key types.NamespacedName, uid string) (bool, error)
+	// Live reads nodes from the member's API server, to uncordon those a
+	// gone run cordoned for a drain; nil: nodes are left as they are.
+	Live client.Reader
 }
 
 // CollectGarbage deletes from namespace the Jobs and ConfigMaps that this
-// hub created for ClusterJobs that are gone, and returns how many there
-// were. Objects of other hubs, hand-made ones and those of runs that Gone
+// hub created for ClusterJobs that are gone, after uncordoning the nodes
+// those runs cordoned for a drain (with o.Live), and returns how many
+// objects there were. Objects of other hubs, hand-made ones and those of runs that Gone
 // does not confirm are never touched. c may be a cache: lists are not paged.
 func CollectGarbage(ctx context.Context, c client.Client, namespace string, o GCOptions) (int, error) {
 	var jobs batchv1.JobList
@@ -143,6 +147,17 @@ func CollectGarbage(ctx context.Context, c client.Client, namespace string, o GC
 		}
 		if !gone {
 			continue
+		}
+		// Its nodes first, as Cleanup does: once its objects are gone,
+		// nothing would name the run again.
+		if o.Live != nil {
+			left, err := releaseAll(ctx, c, o.Live, o.Hub+"/"+r.UID)
+			if err != nil {
+				return deleted, fmt.Errorf("uncordoning the nodes orphaned ClusterJob %s cordoned: %w", r.ClusterJob, err)
+			}
+			if left > 0 {
+				continue // the next pass releases more, then deletes
+			}
 		}
 		sel := client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue, fleetv1.HubLabel: o.Hub, fleetv1.ClusterJobUIDLabel: r.UID}
 		if err := deleteRun(ctx, c, namespace, sel); err != nil {

@@ -1660,3 +1660,66 @@ func TestStartGroupDrainsInTurns(t *testing.T) {
 		t.Errorf("second start created mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestCollectGarbageUncordons: a run whose ClusterJob went without its
+// finalizer (its objects orphans) has its nodes uncordoned by the
+// collector before its objects go; the nodes of a live run, of another
+// hub and a person's cordon are left. A release that fails keeps the
+// run's objects, so that the next pass finds the run again.
+func TestCollectGarbageUncordons(t *testing.T) {
+	old := metav1.NewTime(t0.Add(-time.Hour))
+	deadRun := testHub + "/" + string(otherUID)
+	otherHubs := otherHub + "/" + string(otherUID)
+	objs := func() []client.Object {
+		return []client.Object{
+			makeNode("dead").CordonedBy(deadRun, old.Time).Ptr(),
+			makeNode("live").CordonedBy(ownMark, old.Time).Ptr(),
+			makeNode("other-hub").CordonedBy(otherHubs, old.Time).Ptr(),
+			makeNode("cordoned").Unschedulable().Ptr(),
+			makeJob("dead-1").Owner(otherUID).OfClusterJob("team-a/other").Created(old).Ptr(),
+			makeJob("live").Created(old).Ptr(),
+		}
+	}
+	untouched := map[string]*cordonState{
+		"live": marked(ownMark, old.Time), "other-hub": marked(otherHubs, old.Time), "cordoned": {Unschedulable: true},
+	}
+	testCases := map[string]struct {
+		funcs        interceptor.Funcs
+		wantDeleted  int
+		wantErr      string
+		wantDead     *cordonState
+		wantLeftOver []string
+	}{
+		"the gone run's nodes are uncordoned, then its objects deleted": {
+			wantDeleted: 1, wantDead: &cordonState{}, wantLeftOver: []string{"Job fleetjob-system/live"},
+		},
+		"a release that fails keeps the run's objects for the next pass": {
+			funcs:        failNodePatches(nodeConflict),
+			wantErr:      "uncordoning the nodes orphaned ClusterJob team-a/other cordoned: uncordoning node dead: " + `Operation cannot be fulfilled on nodes "a": the object has been modified`,
+			wantDead:     marked(deadRun, old.Time),
+			wantLeftOver: []string{"Job fleetjob-system/dead-1", "Job fleetjob-system/live"},
+		},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			base := fakeMember(objs()...)
+			c := interceptor.NewClient(base, tc.funcs)
+			g := &gone{live: map[string]bool{string(testUID): true}}
+			got, err := CollectGarbage(context.Background(), c, testNamespace, GCOptions{Hub: testHub, Now: t0.Time, MinAge: time.Minute, Gone: g.check, Live: c})
+			if diff := cmp.Diff(tc.wantErr, errorString(err)); diff != "" {
+				t.Errorf("CollectGarbage() error mismatch (-want +got):\n%s", diff)
+			}
+			if got != tc.wantDeleted {
+				t.Errorf("CollectGarbage() = %d, want %d", got, tc.wantDeleted)
+			}
+			want := map[string]*cordonState{"dead": tc.wantDead}
+			maps.Copy(want, untouched)
+			if diff := cmp.Diff(want, cordonsOf(t, base, "dead", "live", "other-hub", "cordoned")); diff != "" {
+				t.Errorf("nodes afterwards mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantLeftOver, leftOver(t, base)); diff != "" {
+				t.Errorf("left over mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -138,7 +138,7 @@ func (r *Reconciler) collectGarbage(ctx context.Context, names []string) {
 		ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 		defer cancel()
 		n, err := spoke.CollectGarbage(ctx, cl.GetClient(), m.Namespace, spoke.GCOptions{
-			Hub: r.Options.HubID, Now: r.Clock.Now(), MinAge: r.Options.GCMinAge, Gone: r.clusterJobGone,
+			Hub: r.Options.HubID, Now: r.Clock.Now(), MinAge: r.Options.GCMinAge, Gone: r.clusterJobGone, Live: cl.GetAPIReader(),
 		})
 		if err != nil || n > 0 {
 			log.FromContext(ctx).Info("Collected garbage in member", "cluster", m.Name, "deleted", n, "err", err)
