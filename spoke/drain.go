@@ -373,8 +373,17 @@ const maxReleasesPerCall = 50
 // (State.Releasable; all of them when all is set): each is uncordoned, or
 // left cordoned as the drain's options say, and loses the run's mark. It
 // returns how many are left to release, by a later call, and the first
-// error; the others are still released.
+// error; the others are still released. With all, the marks are read from
+// live first: the run ends, and a cache that has not seen a cordon of the
+// last moment must not leave that node cordoned for good.
 func ReleaseNodes(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, all bool) (left int, err error) {
+	if all {
+		marked, err := cordonedNodes(ctx, live, run, *st, observeOptions{})
+		if err != nil {
+			return len(st.Cordoned), err
+		}
+		st.Cordoned = marked
+	}
 	nodes, keep := st.Releasable(run.ClusterJob.Spec.NodePreparation.Drain, all)
 	n := min(len(nodes), maxReleasesPerCall)
 	errs := notTried(ctx, n)

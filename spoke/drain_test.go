@@ -1723,3 +1723,30 @@ func TestCollectGarbageUncordons(t *testing.T) {
 		})
 	}
 }
+
+// TestReleaseNodesAtTheEndReadsTheMarks: when the run ends (all), the
+// marks are read from the API server, not taken from a cache that may not
+// have seen the last cordon: a node whose drain failed in the run's last
+// step is uncordoned all the same; without all, only what st says is done.
+func TestReleaseNodesAtTheEndReadsTheMarks(t *testing.T) {
+	phases := map[string]string{"late": "Failed:" + fleetv1.NodeReasonDrainTimeout, "plain": "Succeeded"}
+	for name, tc := range map[string]struct {
+		all  bool
+		want map[string]*cordonState
+	}{
+		"the run ends: the late cordon is released": {all: true, want: map[string]*cordonState{"late": {}, "plain": {}}},
+		"the run goes on: only what the cache saw":  {want: map[string]*cordonState{"late": marked(ownMark, t0.Time), "plain": {}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := fakeMember(makeNode("late").CordonedBy(ownMark, t0.Time).Ptr(), makeNode("plain").Ptr())
+			st := releaseState(phases) // the cache has not seen late's mark
+			left, err := ReleaseNodes(context.Background(), c, c, drainRun(fleetv1.Drain{}), st, tc.all)
+			if err != nil || left != 0 {
+				t.Fatalf("ReleaseNodes() = %d, %v; want 0, nil", left, err)
+			}
+			if diff := cmp.Diff(tc.want, cordonsOf(t, c, "late", "plain")); diff != "" {
+				t.Errorf("nodes afterwards mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

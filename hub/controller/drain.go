@@ -73,7 +73,7 @@ func (r *Reconciler) checkDrainAccess(ctx context.Context, cj *fleetv1.ClusterJo
 // them unless the drain's options keep them cordoned. It returns how many
 // are left to release.
 func (r *Reconciler) releaseNodes(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, all bool) (int, error) {
-	if !cj.Spec.Drains() || len(c.State.Cordoned) == 0 || !c.Engaged || !c.Reachable {
+	if !cj.Spec.Drains() || !all && len(c.State.Cordoned) == 0 || !c.Engaged || !c.Reachable || !c.State.Planned {
 		return len(c.State.Cordoned), nil
 	}
 	m, _ := r.Members.Member(c.Name)

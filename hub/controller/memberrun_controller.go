@@ -88,7 +88,7 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 	// After act: what it failed at is retried too.
 	requeue := member.RequeueAfter(in)
 	row := member.Status(in, decision)
-	if row.Phase.IsFinished() && len(in.Cluster.State.Cordoned) > 0 {
+	if row.Phase.IsFinished() && cj.Spec.Drains() {
 		row, requeue = r.releaseAtEnd(ctx, cj, &in, decision, row, requeue)
 	}
 	results, publishWait := nodeResults(mr.Status.NodeResults, in.Cluster.State, row, r.Clock.Now())
