@@ -191,7 +191,9 @@ func cordon(ctx context.Context, c client.Client, node *corev1.Node, owner strin
 		delete(patched.Annotations, fleetv1.DrainEvictedAnnotation) // another run's count
 	}
 	patched.Annotations[fleetv1.CordonedByAnnotation] = owner
-	patched.Annotations[fleetv1.DrainStartedAnnotation] = started.UTC().Format(time.RFC3339)
+	// To the nanosecond: a start rounded down to the second would end the
+	// drain's timeout up to a second early.
+	patched.Annotations[fleetv1.DrainStartedAnnotation] = started.UTC().Format(time.RFC3339Nano)
 	if err := c.Patch(ctx, patched, client.MergeFromWithOptions(node, client.MergeFromWithOptimisticLock{})); err != nil {
 		return time.Time{}, fmt.Errorf("cordoning node %s: %w", node.Name, err)
 	}

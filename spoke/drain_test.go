@@ -1750,3 +1750,39 @@ func TestReleaseNodesAtTheEndReadsTheMarks(t *testing.T) {
 		})
 	}
 }
+
+// TestStepDrainTimeoutNotEarly: a drain begun within a second times out
+// its whole timeout after its cordon, not up to a second early: the start
+// is kept on the node to the nanosecond.
+func TestStepDrainTimeoutNotEarly(t *testing.T) {
+	begun := t0.Add(900 * time.Millisecond)
+	timeout := 10 * time.Second
+	base := fakeMember(makeNode("a").Ptr(), makePod("web", "a").OwnedBy("ReplicaSet", true).Ptr())
+	c := interceptor.NewClient(base, refuseEvictions(func() bool { return true }, "web"))
+	run := drainRun(fleetv1.Drain{Timeout: &metav1.Duration{Duration: timeout}})
+	node := func() *corev1.Node {
+		n := &corev1.Node{}
+		if err := c.Get(context.Background(), client.ObjectKey{Name: "a"}, n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if _, err := StepDrain(context.Background(), c, c, run, node(), begun); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		at         time.Time
+		wantReason string
+	}{
+		{at: begun.Add(timeout - time.Millisecond)},
+		{at: begun.Add(timeout), wantReason: fleetv1.NodeReasonDrainTimeout},
+	} {
+		step, err := StepDrain(context.Background(), c, c, run, node(), tc.at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if step.Reason != tc.wantReason {
+			t.Errorf("StepDrain() at %s after the cordon: reason %q, want %q", tc.at.Sub(begun), step.Reason, tc.wantReason)
+		}
+	}
+}
