@@ -18,6 +18,8 @@ package spoke
 
 import (
 	"sync"
+	"sync/atomic"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -35,6 +37,10 @@ type Derivations struct {
 	mu    sync.Mutex
 	runs  map[string]*derivation
 	nodes int
+	// nodeSets counts, per member cluster, the creations and deletions of
+	// its nodes the feed was told of (NodesChanged).
+	nodeSets map[string]uint64
+	misses   atomic.Int64
 }
 
 // maxDerivedNodes bounds what Derivations holds, in nodes over all its
@@ -49,6 +55,30 @@ type derivation struct {
 	nodes  int
 	from   []derivedFrom
 	states []NodeState
+
+	// What a derive from the feed (feed.go) starts from. complete tells
+	// that from, states and the rest hold a whole derive and what the
+	// derives from the feed changed since: index is each planned node's
+	// place in plan order, groups and missing the counts derive returns,
+	// jobs the run's Jobs by node as the informer's store held them,
+	// nodeSet and record the generation of the cluster's nodes and the
+	// record version derived from, wholeAt when the last whole derive was.
+	complete bool
+	index    map[string]int
+	groups   []GroupState
+	missing  int
+	jobs     map[string]*batchv1.Job
+	nodeSet  uint64
+	record   recordVersion
+	wholeAt  time.Time
+	// missed counts the nodes the last whole derive found changed that
+	// the feed had not named.
+	missed int
+
+	// marks are the nodes whose Jobs changed since the last derive, set by
+	// the event handlers while a reconcile may be deriving.
+	marksMu sync.Mutex
+	marks   map[string]struct{}
 }
 
 // derivedFrom is what one node's state was derived from.
@@ -61,6 +91,10 @@ type derivedFrom struct {
 	// derived.
 	valid bool
 }
+
+// missing tells that the node was recorded, has not finished and has no
+// Job: lost, or its Job not seen yet.
+func (f derivedFrom) missing() bool { return f.job == nil && f.recorded && !f.rec.final() }
 
 // derivationKey names a run in one member.
 func derivationKey(clusterJob types.UID, cluster string) string {

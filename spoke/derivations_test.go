@@ -71,8 +71,8 @@ func TestDeriveWithTheLastDerivationIsDeriveWhole(t *testing.T) {
 				rec.Nodes[n] = NodeResult{Phase: NodeRunning, Started: true, Start: t0.Unix()}
 			}
 		}
-		want, wantMissing := derive(&p, byNode, present, rec, nil)
-		got, gotMissing := derive(&p, byNode, present, rec, &last)
+		want, wantMissing := derive(&p, byNode, present, rec, nil, feed{})
+		got, gotMissing := derive(&p, byNode, present, rec, &last, feed{})
 		if diff := cmp.Diff(want, got); diff != "" || gotMissing != wantMissing {
 			t.Fatalf("step %d: missing %v, want %v; state (-whole +from the last):\n%s", step, gotMissing, wantMissing, diff)
 		}
@@ -80,7 +80,7 @@ func TestDeriveWithTheLastDerivationIsDeriveWhole(t *testing.T) {
 	// Nothing changed: every node comes from the last derivation.
 	before := make([]NodeState, len(last.states))
 	copy(before, last.states)
-	again, _ := derive(&p, byNode, present, rec, &last)
+	again, _ := derive(&p, byNode, present, rec, &last, feed{})
 	for i := range again.Nodes {
 		if again.Nodes[i].StartTime != before[i].StartTime {
 			t.Fatalf("node %s was derived again though nothing changed", again.Nodes[i].Node)

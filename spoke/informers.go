@@ -143,3 +143,27 @@ func (ix *Informers) nodeAnnotations() (annotations func(string) map[string]stri
 		return nil
 	}, true
 }
+
+// jobStore reads Jobs from the Job informer's store.
+type jobStore struct{ store toolscache.Indexer }
+
+// jobStore is the Job informer's store; ok is false while there is none.
+func (ix *Informers) jobStore() (jobStore, bool) {
+	if ix == nil {
+		return jobStore{}, false
+	}
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return jobStore{ix.jobs}, ix.jobs != nil
+}
+
+// job is the Job namespace/name in the store, shared with it; nil when
+// the store does not have it.
+func (s jobStore) job(namespace, name string) *batchv1.Job {
+	obj, exists, err := s.store.GetByKey(namespace + "/" + name)
+	if err != nil || !exists {
+		return nil
+	}
+	j, _ := obj.(*batchv1.Job)
+	return j
+}

@@ -19,6 +19,7 @@ package spoke
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -57,7 +58,16 @@ type observeOptions struct {
 	drain       *DrainReport
 }
 
-// At has StartGroup take now as the time, for a drain's timeout.
+// clock is the time At set, else the time now.
+func (o observeOptions) clock() time.Time {
+	if o.now.IsZero() {
+		return time.Now()
+	}
+	return o.now
+}
+
+// At has Observe and StartGroup take now as the time: for a drain's
+// timeout, and for how long a run is derived from the change feed alone.
 func At(now time.Time) ObserveOption {
 	return func(o *observeOptions) { o.now = now }
 }
@@ -123,23 +133,36 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 	if err != nil || !found {
 		return State{}, err
 	}
-	byNode, err := runJobsByNode(ctx, c, run, o)
-	if err != nil {
-		return State{}, err
-	}
-	present, err := nodePresence(ctx, c, o)
-	if err != nil {
-		return State{}, err
-	}
 	rec, cm, err := readResults(ctx, c, run, o.records)
 	if err != nil {
 		return State{}, err
 	}
 	last := o.derivations.of(run, planUID, p.NodeCount())
+	var f feed
+	var byNode map[string]*batchv1.Job
 	if last != nil {
 		defer last.mu.Unlock()
+		store, stored := o.informers.jobStore()
+		if f = o.derivations.feedFor(last, run, versionOf(cm), o.records, stored, o.clock()); f.partial {
+			byNode = last.refreshJobs(run, store, f.marked)
+		}
 	}
-	st, missing := derive(&p, byNode, present, rec, last)
+	if byNode == nil {
+		if byNode, err = runJobsByNode(ctx, c, run, o); err != nil {
+			return State{}, err
+		}
+		if last != nil {
+			last.jobs = byNode
+		}
+	}
+	present, err := nodePresence(ctx, c, o)
+	if err != nil {
+		return State{}, err
+	}
+	st, missing := derive(&p, byNode, present, rec, last, f)
+	if last != nil && last.missed > 0 {
+		o.derivations.misses.Add(int64(last.missed))
+	}
 	if live != nil && missing {
 		// The cache may be behind the record too: nodes a group start took
 		// off again (their creates never sent) are still Starting in the
@@ -153,9 +176,14 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 			if err != nil {
 				return State{}, err
 			}
+			byNode = maps.Clone(byNode) // the derivation's are the store's
 			addJobs(byNode, unseen)
 		}
-		st, _ = derive(&p, byNode, present, rec, last)
+		if last != nil {
+			// Whole, from Jobs the store does not hold yet: not a miss.
+			last.record, last.complete = versionOf(cm), false
+		}
+		st, _ = derive(&p, byNode, present, rec, last, feed{})
 	}
 	st.Recorded, st.RecordObject = rec, cm
 	if run.ClusterJob.Spec.Drains() {

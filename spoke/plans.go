@@ -17,6 +17,7 @@ limitations under the License.
 package spoke
 
 import (
+	"slices"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -86,7 +87,24 @@ type record struct {
 	// encoded is results as stored, segment by segment: the next write
 	// compresses again only what it changes.
 	encoded *encodedRecord
+	// writes are the last writes of the record by this hub, oldest first:
+	// a derivation of the record as it was a few writes ago looks again at
+	// only the nodes they changed.
+	writes []recordWrite
 }
+
+// recordWrite is one write of a record: from the version it replaced ("":
+// it created the record) to resourceVersion, changing the nodes changed
+// (nil: not known).
+type recordWrite struct {
+	from, resourceVersion string
+	changed               []string
+}
+
+// maxRecordWrites is how many writes of one record Records remembers: a
+// reconcile writes at most two (a group start's write-ahead, then the
+// results), so a derivation one reconcile old finds its way.
+const maxRecordWrites = 4
 
 // get returns the record stored in ConfigMap uid at resourceVersion.
 func (rs *Records) get(uid types.UID, resourceVersion string) (Results, bool) {
@@ -132,17 +150,51 @@ func (rs *Records) encode(stored *corev1.ConfigMap, res Results, changed []strin
 }
 
 // put keeps res, encoded as enc, as the content of ConfigMap uid at
-// resourceVersion. Past maxDecodedNodes it starts over, as Plans does.
-func (rs *Records) put(uid types.UID, resourceVersion string, res Results, enc *encodedRecord) {
+// resourceVersion, written over version from ("": created) changing the
+// nodes changed (nil: not known). Past maxDecodedNodes it starts over, as
+// Plans does.
+func (rs *Records) put(uid types.UID, resourceVersion string, res Results, enc *encodedRecord, from string, changed []string) {
 	if rs == nil || uid == "" || resourceVersion == "" {
 		return
 	}
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	old := len(rs.records[uid].results.Nodes)
+	prev := rs.records[uid]
+	old := len(prev.results.Nodes)
 	if rs.records == nil || rs.nodes-old+len(res.Nodes) > maxDecodedNodes {
 		rs.records, rs.nodes, old = map[types.UID]record{}, 0, 0
 	}
-	rs.records[uid] = record{resourceVersion: resourceVersion, results: res, encoded: enc}
+	writes := append(prev.writes, recordWrite{from: from, resourceVersion: resourceVersion, changed: changed})
+	if len(writes) > maxRecordWrites {
+		writes = writes[len(writes)-maxRecordWrites:]
+	}
+	rs.records[uid] = record{resourceVersion: resourceVersion, results: res, encoded: enc, writes: slices.Clip(writes)}
 	rs.nodes += len(res.Nodes) - old
+}
+
+// changedSince names the nodes the writes of ConfigMap uid changed from
+// version from ("": none) to version to. ok is false when Records does not
+// know every write between them: written by another, or too long ago.
+func (rs *Records) changedSince(uid types.UID, from, to string) (nodes []string, ok bool) {
+	if from == to {
+		return nil, true
+	}
+	if rs == nil || uid == "" {
+		return nil, false
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	writes := rs.records[uid].writes
+	i := len(writes) - 1
+	for i >= 0 && writes[i].resourceVersion != to {
+		i-- // written since: the reader's cache is behind
+	}
+	for ; i >= 0 && to != from; i-- {
+		w := writes[i]
+		if w.resourceVersion != to || w.changed == nil {
+			return nil, false
+		}
+		nodes, to = append(nodes, w.changed...), w.from
+	}
+	return nodes, to == from
 }

@@ -66,12 +66,12 @@ func TestRecordsReadBackOwnWrite(t *testing.T) {
 	if err := reader.Get(context.Background(), client.ObjectKeyFromObject(cm), stored); err != nil {
 		t.Fatal(err)
 	}
-	records.put(stored.UID, stored.ResourceVersion, want, nil)
+	records.put(stored.UID, stored.ResourceVersion, want, nil, "", nil)
 	got, _, err := readResults(context.Background(), reader, run, &records)
 	if err != nil || !cmp.Equal(want, got) {
 		t.Errorf("readResults() at the written version = %v, %v; want %v from Records", got, err, want)
 	}
-	records.put(stored.UID, "another-version", want, nil)
+	records.put(stored.UID, "another-version", want, nil, "", nil)
 	if _, _, err := readResults(context.Background(), reader, run, &records); err == nil || !strings.Contains(err.Error(), "decoding results.json") {
 		t.Errorf("readResults() at another version: error = %v, want the document decoded (and failing)", err)
 	}
@@ -83,12 +83,12 @@ func TestRecordsBounded(t *testing.T) {
 	for _, n := range randomNames(maxDecodedNodes/2+1, 8) {
 		big.Nodes[n] = NodeResult{Phase: NodeSucceeded}
 	}
-	records.put("a", "1", big, nil)
-	records.put("a", "2", big, nil) // replaces a's entry: still one record's nodes
+	records.put("a", "1", big, nil, "", nil)
+	records.put("a", "2", big, nil, "", nil) // replaces a's entry: still one record's nodes
 	if _, ok := records.get("a", "2"); !ok || records.nodes != len(big.Nodes) {
 		t.Fatalf("after replacing a: %d nodes kept, want %d", records.nodes, len(big.Nodes))
 	}
-	records.put("b", "1", big, nil) // past the bound: starts over
+	records.put("b", "1", big, nil, "", nil) // past the bound: starts over
 	if _, ok := records.get("a", "2"); ok {
 		t.Error("Records kept more than maxDecodedNodes")
 	}

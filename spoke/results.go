@@ -346,7 +346,11 @@ func writeResults(ctx context.Context, c client.Client, run Run, res Results, ch
 		old, _ := l.partNames(stored) // a stored record that names none has none to delete
 		deleteResultsParts(ctx, c, run.Namespace, old)
 	}
-	records.put(cm.UID, cm.ResourceVersion, res, enc)
+	from := ""
+	if stored != nil {
+		from = stored.ResourceVersion
+	}
+	records.put(cm.UID, cm.ResourceVersion, res, enc, from, changed)
 	return cm, nil
 }
 

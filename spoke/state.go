@@ -18,10 +18,12 @@ package spoke
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -204,7 +206,7 @@ func (s State) RunningGroup() int {
 // Job was deleted before it finished (JobDeleted); either way it never runs
 // again.
 func Derive(p *plan.Plan, jobs []batchv1.Job, nodesPresent map[string]bool, rec Results) State {
-	st, _ := derive(p, jobsByNode(jobs), func(n string) bool { return nodesPresent[n] }, rec, nil)
+	st, _ := derive(p, jobsByNode(jobs), func(n string) bool { return nodesPresent[n] }, rec, nil, feed{})
 	return st
 }
 
@@ -221,58 +223,121 @@ func jobsByNode(jobs []batchv1.Job) map[string]*batchv1.Job {
 // function. last (nil: none) is what the run's last derive made of each
 // node and from what: a node whose Job, presence and record entry are the
 // ones it was derived from last time is not derived again. derive updates
-// last to this one. missing tells that the record has a node that has not
-// finished and has no Job: lost, or a Job the cache has not seen yet.
-func derive(p *plan.Plan, byNode map[string]*batchv1.Job, present func(string) bool, rec Results, last *derivation) (st State, missing bool) {
+// last to this one. f names the nodes whose inputs may have changed since
+// last (feed.go): when it is partial and last holds a whole derive, only
+// they are looked at, so that the cost follows what changed. missing
+// tells that the record has a node that has not finished and has no Job:
+// lost, or a Job the cache has not seen yet.
+func derive(p *plan.Plan, byNode map[string]*batchv1.Job, present func(string) bool, rec Results, last *derivation, f feed) (st State, missing bool) {
 	if p == nil {
 		return State{}, false
 	}
 	n := p.NodeCount()
+	if last != nil && f.partial && last.complete && len(last.from) == n {
+		return deriveChanged(p, byNode, present, rec, last, f.nodes)
+	}
 	st = State{Planned: true, Plan: *p, Groups: make([]GroupState, len(p.Groups)), Nodes: make([]NodeState, 0, n)}
 	if last != nil && len(last.from) != n {
-		last.from, last.states = make([]derivedFrom, n), make([]NodeState, n)
+		last.from, last.states, last.complete = make([]derivedFrom, n), make([]NodeState, n), false
 	}
+	var missed, unseen int
 	for i, g := range p.Groups {
 		st.Groups[i] = GroupState{Name: g.Name, Nodes: len(g.Nodes)}
 		for _, node := range g.Nodes {
 			job := byNode[node]
 			r, recorded := rec.Nodes[node]
-			missing = missing || job == nil && recorded && !r.final()
 			from := derivedFrom{job: job, present: present(node), recorded: recorded, rec: r, valid: true}
+			if from.missing() {
+				unseen++
+			}
 			k := len(st.Nodes)
 			var ns NodeState
 			if last != nil && last.from[k] == from {
 				ns = last.states[k]
 			} else {
-				ns = nodeState(node, job, from.present)
-				ns = withRecord(ns, r, job != nil)
-				if recorded && job == nil {
-					ns = r.state(node)
-				}
-				ns.Group, ns.GroupName = i, g.Name
+				ns = deriveNode(node, from, i, g.Name)
 				if last != nil {
+					if last.complete && f.missed(node, last.from[k], from) && !apiequality.Semantic.DeepEqual(ns, last.states[k]) {
+						missed++
+					}
 					last.from[k], last.states[k] = from, ns
 				}
 			}
-			st.Groups[i].count(ns.Phase)
+			st.Groups[i].count(ns.Phase, 1)
 			st.Nodes = append(st.Nodes, ns)
 		}
 	}
-	return st, missing
+	if last != nil {
+		if len(last.index) != n {
+			last.index = make(map[string]int, n)
+			for k, ns := range st.Nodes {
+				last.index[ns.Node] = k
+			}
+		}
+		last.groups, last.missing, last.missed, last.complete = slices.Clone(st.Groups), unseen, missed, true
+	}
+	return st, unseen > 0
 }
 
-func (g *GroupState) count(p NodePhase) {
+// deriveChanged is derive from last, which holds a whole derive, looking
+// only at the nodes named.
+func deriveChanged(p *plan.Plan, byNode map[string]*batchv1.Job, present func(string) bool, rec Results, last *derivation, nodes []string) (State, bool) {
+	last.missed = 0
+	for _, node := range nodes {
+		k, planned := last.index[node]
+		if !planned {
+			continue
+		}
+		r, recorded := rec.Nodes[node]
+		job := byNode[node]
+		from := derivedFrom{job: job, present: present(node), recorded: recorded, rec: r, valid: true}
+		old := last.from[k]
+		if old == from {
+			continue
+		}
+		g := last.states[k].Group
+		ns := deriveNode(node, from, g, p.Groups[g].Name)
+		last.groups[g].count(last.states[k].Phase, -1)
+		last.groups[g].count(ns.Phase, 1)
+		last.missing += btoi(from.missing()) - btoi(old.missing())
+		last.from[k], last.states[k] = from, ns
+	}
+	st := State{Planned: true, Plan: *p, Groups: slices.Clone(last.groups), Nodes: slices.Clone(last.states)}
+	return st, last.missing > 0
+}
+
+// deriveNode is the state of node of group g, named groupName, from what
+// from holds.
+func deriveNode(node string, from derivedFrom, g int, groupName string) NodeState {
+	ns := nodeState(node, from.job, from.present)
+	ns = withRecord(ns, from.rec, from.job != nil)
+	if from.recorded && from.job == nil {
+		ns = from.rec.state(node)
+	}
+	ns.Group, ns.GroupName = g, groupName
+	return ns
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// count adds d to the count of phase p.
+func (g *GroupState) count(p NodePhase, d int) {
 	switch p {
 	case NodePending:
-		g.Pending++
+		g.Pending += d
 	case NodeRunning:
-		g.Running++
+		g.Running += d
 	case NodeSucceeded:
-		g.Succeeded++
+		g.Succeeded += d
 	case NodeFailed:
-		g.Failed++
+		g.Failed += d
 	case NodeSkipped:
-		g.Skipped++
+		g.Skipped += d
 	}
 }
 

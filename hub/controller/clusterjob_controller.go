@@ -28,6 +28,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -146,6 +147,8 @@ type Reconciler struct {
 	plans       spoke.Plans
 	records     spoke.Records
 	derivations spoke.Derivations
+	// deriveMisses is the count of derivations.Misses last reported.
+	deriveMisses atomic.Int64
 	// starts is what the hub saw of each run's starts per member, by its
 	// own clock.
 	starts startWatches

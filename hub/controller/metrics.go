@@ -63,8 +63,25 @@ var budgetsExceeded = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Failure budgets of spec.failurePolicy exceeded, by scope (cluster, run) and onExceeded action (Stop, Suspend).",
 }, []string{"scope", "action"})
 
+// deriveMisses counts the nodes whose Job changed without the change feed
+// being told (spoke/feed.go): the periodic whole derive caught them, up to
+// 30 s late. It must stay 0.
+var deriveMisses = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "fleetjob_derive_feed_misses_total",
+	Help: "Nodes whose Job changed without the hub's change feed naming them, found by the periodic whole derive of their run (a bug if not 0).",
+})
+
 func init() {
-	metrics.Registry.MustRegister(jobsCreated, groupDuration, groupHandoff, budgetsExceeded)
+	metrics.Registry.MustRegister(jobsCreated, groupDuration, groupHandoff, budgetsExceeded, deriveMisses)
+}
+
+// countDeriveMisses adds to deriveMisses the misses r's derivations found
+// since the last call.
+func (r *Reconciler) countDeriveMisses() {
+	n := r.derivations.Misses()
+	if old := r.deriveMisses.Swap(n); n > old {
+		deriveMisses.Add(float64(n - old))
+	}
 }
 
 // onExceeded is the action of cj's failurePolicy, defaulted.

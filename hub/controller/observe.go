@@ -60,7 +60,8 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
 	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), cl.GetAPIReader(), run, spoke.FromIndexedCache(), spoke.WithPlans(&r.plans), spoke.WithRecords(&r.records),
-		spoke.WithDerivations(&r.derivations), spoke.WithInformers(clusters.InformersOf(cl)))
+		spoke.WithDerivations(&r.derivations), spoke.WithInformers(clusters.InformersOf(cl)), spoke.At(r.Clock.Now()))
+	r.countDeriveMisses()
 	c.Draining = c.State.Draining()
 	var w spoke.StartWatch
 	if c.Error == nil && c.State.Planned {

@@ -109,17 +109,14 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	nodeGone := mcbuilder.WithPredicates(predicate.Funcs{
-		CreateFunc: func(event.CreateEvent) bool { return false },
-		UpdateFunc: func(event.UpdateEvent) bool { return false },
-	})
+	nodeCreatedOrDeleted := mcbuilder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})
 	return mcbuilder.ControllerManagedBy(r.Manager).
 		Named("memberrun").
 		Watches(&fleetv1.MemberRun{}, toItsCluster, append(watchOnHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
 		Watches(&fleetv1.ClusterJob{}, r.toMemberRuns, append(watchOnHub, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
 		Watches(&batchv1.Job{}, r.toMemberRun, append(inMembers, mcbuilder.WithPredicates(r.jobChanged()))...).
 		Watches(&corev1.ConfigMap{}, r.toMemberRun, inMembers...).
-		WatchesMetadata(&corev1.Node{}, r.toRunsInCluster, append(inMembers, nodeGone)...).
+		WatchesMetadata(&corev1.Node{}, r.toRunsInCluster, append(inMembers, nodeCreatedOrDeleted)...).
 		Watches(&fleetv1.ClusterSet{}, r.toUnfinishedRuns, append(watchOnHub, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
 		WatchesRawSource(source.TypedChannel(wakeRuns, handler.TypedEnqueueRequestsFromMapFunc(memberRunRequest))).
 		WatchesRawSource(source.TypedChannel(wakeHeld, handler.TypedEnqueueRequestsFromMapFunc(memberRunRequest))).
@@ -193,12 +190,22 @@ func (r *Reconciler) toMemberRun(name multicluster.ClusterName, _ cluster.Cluste
 		}
 		return runRequest(ns, naming.MemberRunName(cj, string(name)), string(name)), true
 	}
+	// A Job's change goes to the derivations' change feed before its
+	// reconcile is enqueued, from this handler, which client-go calls once
+	// the cache holds the change (spoke/feed.go).
+	feed := func(o client.Object) {
+		if _, isJob := o.(*batchv1.Job); isJob {
+			r.derivations.JobChanged(string(name), o)
+		}
+	}
 	now := func(o client.Object, q queue) {
+		feed(o)
 		if req, ok := request(o); ok {
 			q.Add(req)
 		}
 	}
 	paced := func(o client.Object, q queue) {
+		feed(o)
 		if req, ok := request(o); ok {
 			q.AddAfter(req, r.pace.delay(req.NamespacedName))
 		}
@@ -252,11 +259,22 @@ func (r *Reconciler) toMemberRuns(multicluster.ClusterName, cluster.Cluster) han
 }
 
 // toRunsInCluster maps a member event that concerns every run there (a node
-// deleted) to the cluster's unfinished MemberRuns.
+// deleted) to the cluster's unfinished MemberRuns. A node created or
+// deleted goes to the derivations' change feed first: the runs there look
+// at every node's presence again.
 func (r *Reconciler) toRunsInCluster(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
-	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []mcreconcile.Request {
-		return r.runRequests(ctx, client.MatchingFields{runsInCluster: string(name)})
-	})
+	type queue = workqueue.TypedRateLimitingInterface[mcreconcile.Request]
+	return handler.TypedFuncs[client.Object, mcreconcile.Request]{
+		CreateFunc: func(context.Context, event.TypedCreateEvent[client.Object], queue) {
+			r.derivations.NodesChanged(string(name))
+		},
+		DeleteFunc: func(ctx context.Context, _ event.TypedDeleteEvent[client.Object], q queue) {
+			r.derivations.NodesChanged(string(name))
+			for _, req := range r.runRequests(ctx, client.MatchingFields{runsInCluster: string(name)}) {
+				q.Add(req)
+			}
+		},
+	}
 }
 
 // toUnfinishedRuns maps a ClusterSet's change to every unfinished
