@@ -17,6 +17,7 @@ limitations under the License.
 package spoke
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -74,6 +75,11 @@ type derivation struct {
 	// missed counts the nodes the last whole derive found changed that
 	// the feed had not named.
 	missed int
+	// unsynced are the places of the nodes derived again since the last
+	// RecordResults that succeeded, every node when allUnsynced: the
+	// others' state is what that one recorded, or needed no record.
+	unsynced    map[int]struct{}
+	allUnsynced bool
 
 	// marks are the nodes whose Jobs changed since the last derive, set by
 	// the event handlers while a reconcile may be deriving.
@@ -141,5 +147,42 @@ func (ds *Derivations) Forget(clusterJob types.UID, cluster string) {
 	if d, ok := ds.runs[key]; ok {
 		ds.nodes -= d.nodes
 		delete(ds.runs, key)
+	}
+}
+
+// recordCandidates are the places of the nodes of st whose record may
+// change: derived again since the record was last written from st's
+// derivation, or changed by a verdict since st was derived. nil means
+// every node: st has no derivation, or its derivation was whole.
+func (st *State) recordCandidates() []int {
+	d := st.Derived.d
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.allUnsynced || len(d.states) != len(st.Nodes) {
+		return nil
+	}
+	places := make([]int, 0, len(d.unsynced))
+	for k := range d.unsynced {
+		places = append(places, k)
+	}
+	for k := range st.Nodes {
+		if _, in := d.unsynced[k]; !in && st.Nodes[k] != d.states[k] {
+			places = append(places, k)
+		}
+	}
+	slices.Sort(places)
+	return places
+}
+
+// recordSynced tells st's derivation that the record holds what st's
+// nodes, as derived, call for.
+func (st *State) recordSynced() {
+	if d := st.Derived.d; d != nil {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		d.unsynced, d.allUnsynced = nil, false
 	}
 }

@@ -159,7 +159,8 @@ func (f *feedFixture) toggleNode(node string) {
 // the state it derived or with its verdicts, and by another writer; time
 // passing) and checks
 // after each change that the state derived from the change feed is the
-// state a whole derive gives, and that the feed missed nothing.
+// state a whole derive gives, that the record written from it is the one
+// every node would give, and that the feed missed nothing.
 func TestFeedDerivesAsWhole(t *testing.T) {
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
@@ -190,6 +191,11 @@ func TestFeedDerivesAsWhole(t *testing.T) {
 					st := f.observe(true)
 					if rng.IntN(3) == 0 { // the hub's verdict, which the record carries over the Jobs
 						st.TimeOutGroup(f.now.Add(time.Hour), time.Minute)
+					}
+					want, _ := recordChanges(st.Recorded, st, nil, nil)
+					got, _ := recordChangesOf(st.Recorded, st, st.recordCandidates(), nil, nil)
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Fatalf("step %d: record (-from every node +from the candidates):\n%s", step, diff)
 					}
 					if err := RecordResults(context.Background(), f.c, f.c, f.run, st, nil, nil, WithRecords(&f.records)); err != nil {
 						t.Fatal(err)

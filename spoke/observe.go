@@ -244,18 +244,22 @@ func addJobs(byNode map[string]*batchv1.Job, more []batchv1.Job) {
 
 // RecordResults writes the run's results record when this reconcile adds
 // to it: Jobs seen or just created (created names their nodes), and nodes
-// that finished. st is the state Observe read, including its record.
+// that finished. st is the state Observe read, including its record. A
+// state Observe derived from the change feed looks only at the nodes
+// derived again since the last RecordResults and those a verdict changed.
 func RecordResults(ctx context.Context, c client.Client, live client.Reader, run Run, st State, created []string, skipped []plan.SkippedNode, opts ...ObserveOption) error {
 	var o observeOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
-	next, changed := recordChanges(st.Recorded, st, created, skipped)
-	if len(changed) == 0 {
-		return nil
+	next, changed := recordChangesOf(st.Recorded, st, st.recordCandidates(), created, skipped)
+	if len(changed) > 0 {
+		if _, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, changed, st.RecordObject, o.records); err != nil {
+			return err
+		}
 	}
-	_, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, changed, st.RecordObject, o.records)
-	return err
+	st.recordSynced()
+	return nil
 }
 
 // listRunJobs lists the run's Jobs from c, by the RunIndex when c has it.

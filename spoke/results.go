@@ -19,6 +19,7 @@ package spoke
 import (
 	"context"
 	"fmt"
+	"iter"
 	"maps"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -150,6 +151,12 @@ func Record(prev Results, st State, created []string, skipped []plan.SkippedNode
 // shared, when nothing did), and a node whose result
 // is final is passed over at the price of one lookup.
 func recordChanges(prev Results, st State, created []string, skipped []plan.SkippedNode) (Results, []string) {
+	return recordChangesOf(prev, st, nil, created, skipped)
+}
+
+// recordChangesOf is recordChanges looking only at the nodes of st at
+// places (nil: every node), in plan order.
+func recordChangesOf(prev Results, st State, places []int, created []string, skipped []plan.SkippedNode) (Results, []string) {
 	updates := map[string]NodeResult{}
 	var changed []string
 	get := func(node string) (NodeResult, bool) {
@@ -178,7 +185,7 @@ func recordChanges(prev Results, st State, created []string, skipped []plan.Skip
 		}
 	}
 	fullOutputs := -1 // counted when a failed node first needs it
-	for _, n := range st.Nodes {
+	for n := range nodesAt(st.Nodes, places) {
 		if n.Job == "" && n.Reason != fleetv1.NodeReasonJobDeleted {
 			continue // no Job, ever: pending, or skipped before it started
 		}
@@ -227,6 +234,25 @@ func recordChanges(prev Results, st State, created []string, skipped []plan.Skip
 	}
 	maps.Copy(next.Nodes, updates)
 	return next, changed
+}
+
+// nodesAt yields the nodes at places, every node when places is nil.
+func nodesAt(nodes []NodeState, places []int) iter.Seq[NodeState] {
+	return func(yield func(NodeState) bool) {
+		if places == nil {
+			for _, n := range nodes {
+				if !yield(n) {
+					return
+				}
+			}
+			return
+		}
+		for _, k := range places {
+			if !yield(nodes[k]) {
+				return
+			}
+		}
+	}
 }
 
 // countFullOutputs counts the recorded failures that keep a long output.

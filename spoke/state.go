@@ -130,7 +130,19 @@ type State struct {
 	// Cordoned, for a run that drains, holds the planned nodes that carry
 	// its cordon mark: draining while Pending, to be released once done.
 	Cordoned map[string]bool
+	// Derived is the derivation the state came from, none for a state
+	// not derived with Derivations: it tells RecordResults which nodes may
+	// differ from the record.
+	Derived Derivation
 }
+
+// Derivation is a handle on the derivation a State came from.
+type Derivation struct{ d *derivation }
+
+// Equal tells that two handles are alike whatever they point at: a
+// handle says how a state was made, not what it is, and states compare
+// by what they are.
+func (Derivation) Equal(Derivation) bool { return true }
 
 // Draining counts the Pending nodes the run cordoned: their drain goes
 // on, and they are disrupted though their Job does not exist yet.
@@ -275,6 +287,8 @@ func derive(p *plan.Plan, byNode map[string]*batchv1.Job, present func(string) b
 			}
 		}
 		last.groups, last.missing, last.missed, last.complete = slices.Clone(st.Groups), unseen, missed, true
+		last.unsynced, last.allUnsynced = nil, true
+		st.Derived = Derivation{last}
 	}
 	return st, unseen > 0
 }
@@ -301,8 +315,12 @@ func deriveChanged(p *plan.Plan, byNode map[string]*batchv1.Job, present func(st
 		last.groups[g].count(ns.Phase, 1)
 		last.missing += btoi(from.missing()) - btoi(old.missing())
 		last.from[k], last.states[k] = from, ns
+		if last.unsynced == nil {
+			last.unsynced = map[int]struct{}{}
+		}
+		last.unsynced[k] = struct{}{}
 	}
-	st := State{Planned: true, Plan: *p, Groups: slices.Clone(last.groups), Nodes: slices.Clone(last.states)}
+	st := State{Planned: true, Plan: *p, Groups: slices.Clone(last.groups), Nodes: slices.Clone(last.states), Derived: Derivation{last}}
 	return st, last.missing > 0
 }
 
