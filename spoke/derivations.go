@@ -152,8 +152,9 @@ func (ds *Derivations) Forget(clusterJob types.UID, cluster string) {
 
 // recordCandidates are the places of the nodes of st whose record may
 // change: derived again since the record was last written from st's
-// derivation, or changed by a verdict since st was derived. nil means
-// every node: st has no derivation, or its derivation was whole.
+// derivation, or, unless their recorded result is final, changed by a
+// verdict since st was derived. nil means every node: st has no
+// derivation, or its derivation was whole.
 func (st *State) recordCandidates() []int {
 	d := st.Derived.d
 	if d == nil {
@@ -169,7 +170,10 @@ func (st *State) recordCandidates() []int {
 		places = append(places, k)
 	}
 	for k := range st.Nodes {
-		if _, in := d.unsynced[k]; !in && st.Nodes[k] != d.states[k] {
+		if _, in := d.unsynced[k]; in || d.from[k].rec.final() {
+			continue // a final result never changes: the hub's clock on its times changes no record
+		}
+		if st.Nodes[k] != d.states[k] {
 			places = append(places, k)
 		}
 	}

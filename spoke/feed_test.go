@@ -189,6 +189,7 @@ func TestFeedDerivesAsWhole(t *testing.T) {
 					f.toggleNode(n)
 				case 7, 8:
 					st := f.observe(true)
+					st.OnHubClock(st.Watch(StartWatch{}, f.now)) // as the hub times every finished Job
 					if rng.IntN(3) == 0 { // the hub's verdict, which the record carries over the Jobs
 						st.TimeOutGroup(f.now.Add(time.Hour), time.Minute)
 					}
