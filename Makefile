@@ -360,7 +360,7 @@ BENCH_ARGS ?=
 BENCH_FLEET_DIR ?= /tmp/fleetjob-bench
 
 .PHONY: bench
-bench: build k8s-bins ## Measure fleetjob against the raw limit of a kwok fleet, P1-P5 (30-60 min; BENCH_ARGS="--phases p1,p3 ...").
+bench: build k8s-bins ## Measure fleetjob against the raw limit of a kwok fleet, P1-P6 (40-70 min; BENCH_ARGS="--phases p1,p3 ...").
 	go run ./hack/bench --build=false --fleet-dir=$(BENCH_FLEET_DIR) $(BENCH_ARGS)
 
 .PHONY: bench-smoke

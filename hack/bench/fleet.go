@@ -41,6 +41,9 @@ import (
 // member-1..N with nodes fake nodes each.
 type fleetSpec struct {
 	members, nodes int
+	// registerLate starts the hub before any member is registered: the
+	// phase registers them, to measure the hub without members first.
+	registerLate bool
 }
 
 func (s fleetSpec) String() string {

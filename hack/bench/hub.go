@@ -57,8 +57,9 @@ type hubProcess struct {
 var errNoPprof = errors.New("the hub binary has no --pprof-bind-address flag")
 
 // startHub starts the hub against f's hub cluster, with its metrics,
-// probes and (when it has the flag) pprof on free loopback ports, and
-// waits until it engaged every member. tag names its log.
+// probes and (when it has the flag) pprof on free loopback ports, and,
+// unless f registers its members late, waits until it engaged every
+// member. tag names its log.
 func (b *bench) startHub(ctx context.Context, f *fleet, tag string) (*hubProcess, error) {
 	bin := filepath.Join(b.root, "bin", "fleetjob-hub")
 	ports, err := freePorts(3)
@@ -102,6 +103,9 @@ func (b *bench) startHub(ctx context.Context, f *fleet, tag string) (*hubProcess
 		close(h.exited)
 	}()
 	logf("hub: started pid %d (%s), log %s", h.cmd.Process.Pid, strings.Join(args, " "), h.logPath)
+	if f.spec.registerLate {
+		return h, nil
+	}
 	if err := h.waitEngaged(ctx, f); err != nil {
 		h.stop()
 		return nil, err

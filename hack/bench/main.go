@@ -27,7 +27,10 @@ limitations under the License.
 //   - P4 hub cost: on --p4-members × --p4-nodes, the hub's RSS idle and
 //     after two all runs (the first retained), its CPU per 1,000
 //     node-runs, a CPU and a heap profile;
-//   - P5 width: --p5-members × --p5-nodes, an all and a batch run.
+//   - P5 width: --p5-members × --p5-nodes, an all and a batch run;
+//   - P6 width per member: --p6-members × --p6-nodes, the hub started
+//     with no member and then engaging them all, one all run: hub RSS
+//     and CPU per engaged member.
 //
 // Every fleet is brought up by hack/fleet.sh in --fleet-dir and deleted at
 // the end, also on failure or interrupt. `make bench` runs it; `make
@@ -59,6 +62,7 @@ type bench struct {
 	p4Members, p4Nodes   int
 	p5Members, p5Nodes   int
 	p5Batch              int
+	p6Members, p6Nodes   int
 	rawWorkers           int
 	rawQPS               float64
 	rawBurst             int
@@ -80,7 +84,7 @@ type stringList []string
 func (s *stringList) String() string     { return strings.Join(*s, " ") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
-var allPhases = []string{"p1", "p2", "p3", "p4", "p5"}
+var allPhases = []string{"p1", "p2", "p3", "p4", "p5", "p6"}
 
 func main() {
 	b := &bench{}
@@ -107,7 +111,7 @@ func main() {
 
 func (b *bench) flags() string {
 	var phases string
-	flag.StringVar(&phases, "phases", strings.Join(allPhases, ","), "Phases to run, comma separated: p1 (fan-out), p2 (hand-off, measured in p3), p3 (makespan), p4 (hub cost), p5 (width).")
+	flag.StringVar(&phases, "phases", strings.Join(allPhases, ","), "Phases to run, comma separated: p1 (fan-out), p2 (hand-off, measured in p3), p3 (makespan), p4 (hub cost), p5 (width), p6 (cost per engaged member).")
 	flag.IntVar(&b.nodes, "nodes", 1000, "Nodes of the single member of P1 and P3.")
 	flag.IntVar(&b.pairs, "pairs", 3, "fleetjob runs of P1 and of P3, each between two raw runs: P1 and P3 report the median ratio.")
 	flag.IntVar(&b.groups, "groups", 10, "Groups of the P3 batch run (batch size = --nodes / --groups).")
@@ -116,6 +120,8 @@ func (b *bench) flags() string {
 	flag.IntVar(&b.p5Members, "p5-members", 20, "Members of P5.")
 	flag.IntVar(&b.p5Nodes, "p5-nodes", 100, "Nodes per member in P5.")
 	flag.IntVar(&b.p5Batch, "p5-batch", 50, "Batch size of the P5 batch run.")
+	flag.IntVar(&b.p6Members, "p6-members", 40, "Members of P6.")
+	flag.IntVar(&b.p6Nodes, "p6-nodes", 10, "Nodes per member in P6.")
 	flag.BoolVar(&b.smoke, "smoke", false, "A quick check: P1 and P3 on 1 member × 100 nodes (overrides --phases and --nodes).")
 	flag.IntVar(&b.rawWorkers, "raw-workers", 32, "Parallel creates of the raw baseline.")
 	flag.Float64Var(&b.rawQPS, "raw-qps", 500, "Client QPS of the raw baseline (and of the bench's other member clients).")
@@ -147,7 +153,7 @@ func (b *bench) validate(phases string) error {
 		}
 		b.phases = append(b.phases, p)
 	}
-	if b.nodes < 1 || b.pairs < 1 || b.groups < 1 || b.p4Members < 1 || b.p4Nodes < 1 || b.p5Members < 1 || b.p5Nodes < 1 || b.p5Batch < 1 {
+	if b.nodes < 1 || b.pairs < 1 || b.groups < 1 || b.p4Members < 1 || b.p4Nodes < 1 || b.p5Members < 1 || b.p5Nodes < 1 || b.p5Batch < 1 || b.p6Members < 1 || b.p6Nodes < 1 {
 		errs = append(errs, errors.New("--nodes, --pairs, --groups, the member, node and batch counts must be positive"))
 	}
 	if b.rawWorkers < 1 || b.rawQPS <= 0 || b.rawBurst < 1 {
@@ -192,6 +198,12 @@ func (b *bench) run(ctx context.Context) error {
 	if b.want("p5") {
 		stages = append(stages, stage{fleetSpec{members: b.p5Members, nodes: b.p5Nodes}, "p5", func(ctx context.Context, s *session) error {
 			s.phase(ctx, "P5", fmt.Sprintf("width (%d members × %d nodes)", b.p5Members, b.p5Nodes), s.p5Width)
+			return nil
+		}})
+	}
+	if b.want("p6") {
+		stages = append(stages, stage{fleetSpec{members: b.p6Members, nodes: b.p6Nodes, registerLate: true}, "p6", func(ctx context.Context, s *session) error {
+			s.phase(ctx, "P6", fmt.Sprintf("cost per engaged member (all, %d members × %d nodes)", b.p6Members, b.p6Nodes), s.p6Width)
 			return nil
 		}})
 	}

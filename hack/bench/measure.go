@@ -268,3 +268,53 @@ func (s *session) recordProfile(p *phaseResult, what, path string, err error) {
 	p.addText(what, "saved", path)
 	logf("%s: %s in %s", p.Phase, what, path)
 }
+
+// p6Width is P6: as many small members as the machine holds. The hub
+// starts with none, then engages them all: its RSS and CPU with none,
+// idle with all, and over one all run give the cost per engaged member.
+func (s *session) p6Width(ctx context.Context, p *phaseResult) error {
+	members := len(s.fleet.members)
+	if !sleep(ctx, s.b.settle) {
+		return ctx.Err()
+	}
+	rss0, err := s.hub.rss()
+	if err != nil {
+		return err
+	}
+	p.add("hub RSS, no member", float64(rss0), "bytes", s.b.settle.String()+" after start")
+	start := time.Now()
+	if err := s.registerMembers(ctx); err != nil {
+		return err
+	}
+	p.add("register and engage every member", time.Since(start).Seconds(), "s", fmt.Sprintf("%d members, registered one after another with kubectl fleetjob register", members))
+	cpu0, err := s.hub.cpuSeconds()
+	if err != nil {
+		return err
+	}
+	if !sleep(ctx, s.b.settle) {
+		return ctx.Err()
+	}
+	cpu1, err := s.hub.cpuSeconds()
+	if err != nil {
+		return err
+	}
+	rss1, err := s.hub.rss()
+	if err != nil {
+		return err
+	}
+	p.add("hub RSS idle", float64(rss1), "bytes", fmt.Sprintf("%d members engaged", members))
+	p.add("hub RSS per engaged member, idle", float64(rss1-rss0)/float64(members), "bytes", "(idle − no member) / members")
+	p.add("hub CPU per engaged member, idle", 1000*(cpu1-cpu0)/float64(members)/s.b.settle.Minutes(), "ms/min", fmt.Sprintf("CPU ms per member per minute, over %s", s.b.settle))
+	nodes := members * s.fleet.spec.nodes
+	all, err := s.runClusterJob(ctx, clusterJob("p6-all", strategyAll()), nodes)
+	if err != nil {
+		return err
+	}
+	p.add("all: create → Completed", all.Seconds, "s", fmt.Sprintf("%d members × %d nodes", members, s.fleet.spec.nodes))
+	p.add("hub RSS after all", float64(all.HubRSSBytes), "bytes", "")
+	p.add("hub RSS per engaged member, after all", float64(all.HubRSSBytes-rss0)/float64(members), "bytes", "(after − no member) / members")
+	p.add("hub CPU per engaged member, all run", all.HubCPUSeconds/float64(members), "s", fmt.Sprintf("%.1f CPU s over the run", all.HubCPUSeconds))
+	p.addRun(all)
+	p.addNA("2 hub replicas", "", "replicas sharing the members are not built yet (issue 22, item 2)")
+	return nil
+}

@@ -57,8 +57,10 @@ func (b *bench) withFleet(ctx context.Context, spec fleetSpec, tag string, keep 
 	if err := b.installCRDs(ctx, f); err != nil {
 		return err
 	}
-	if err := b.register(ctx, f); err != nil {
-		return err
+	if !spec.registerLate {
+		if err := b.register(ctx, f); err != nil {
+			return err
+		}
 	}
 	hub, err := b.startHub(ctx, f, tag)
 	if err != nil {
@@ -106,4 +108,14 @@ func (s *session) raw(ctx context.Context, m *member, id string, nodes []string)
 		return 0, fmt.Errorf("raw %s: %w", id, err)
 	}
 	return d, nil
+}
+
+// registerMembers registers every member of a fleet whose hub started
+// without them (fleetSpec.registerLate) and waits until the hub engaged
+// them all.
+func (s *session) registerMembers(ctx context.Context) error {
+	if err := s.b.register(ctx, s.fleet); err != nil {
+		return err
+	}
+	return s.hub.waitEngaged(ctx, s.fleet)
 }
