@@ -72,9 +72,13 @@ type derivation struct {
 	nodeSet  uint64
 	record   recordVersion
 	wholeAt  time.Time
-	// missed counts the nodes the last whole derive found changed that
-	// the feed had not named.
-	missed int
+	// suspects are the nodes a whole derive found changed that the feed
+	// had not named, with when: the handler's call may still be on its
+	// way (client-go notifies handlers after the store changed). missed
+	// counts those the last whole derive judged missed: no mark named
+	// them within suspectGrace.
+	suspects map[string]time.Time
+	missed   int
 	// unsynced are the places of the nodes derived again since the last
 	// RecordResults that succeeded, every node when allUnsynced: the
 	// others' state is what that one recorded, or needed no record.

@@ -44,7 +44,8 @@ import (
 // does not show yet. What the feed does not see (an update the Job
 // predicate filters, which changes nothing derived; a bug) is bounded by
 // a whole derive at least every wholeDeriveEvery, which counts the nodes
-// the feed missed (Misses).
+// the feed did not name within suspectGrace of finding them changed
+// (Misses).
 
 // wholeDeriveEvery bounds how long a run goes on being derived from the
 // feed alone: a change the feed missed delays a verdict by this much at
@@ -90,7 +91,8 @@ func (ds *Derivations) NodesChanged(cluster string) {
 }
 
 // Misses counts the nodes whose state a whole derive found changed though
-// the feed had not named them: it must stay 0.
+// the feed had not named them, and did not within suspectGrace: it must
+// stay 0.
 func (ds *Derivations) Misses() int64 {
 	if ds == nil {
 		return 0
@@ -137,6 +139,7 @@ func versionOf(cm *corev1.ConfigMap) recordVersion {
 type feed struct {
 	partial bool
 	nodes   []string
+	now     time.Time
 	// marked are the nodes the Job events named: on a whole derive, a node
 	// whose state changed that is not among them is a miss.
 	marked map[string]struct{}
@@ -148,7 +151,10 @@ type feed struct {
 // marked Jobs from, the cluster's nodes changed, the record was written by
 // another), or the last whole derive is wholeDeriveEvery old.
 func (ds *Derivations) feedFor(d *derivation, run Run, rec recordVersion, records *Records, jobs bool, now time.Time) feed {
-	f := feed{marked: d.takeMarks()}
+	f := feed{marked: d.takeMarks(), now: now}
+	for node := range f.marked {
+		delete(d.suspects, node) // named late: not missed
+	}
 	nodes := ds.nodeSet(run.Cluster)
 	whole := !d.complete || !jobs || nodes != d.nodeSet || now.Sub(d.wholeAt) >= wholeDeriveEvery || now.Before(d.wholeAt)
 	var recorded []string
@@ -187,10 +193,38 @@ func (d *derivation) refreshJobs(run Run, store jobStore, marked map[string]stru
 	return d.jobs
 }
 
-// missed tells that node's Job changed from was to is, nothing else did,
-// and the Job events did not name it: only the feed could have told.
-func (f feed) missed(node string, was, is derivedFrom) bool {
+// unnamed tells that node's Job changed from was to is, nothing else did,
+// and the Job events did not name it (yet): only the feed could have told.
+func (f feed) unnamed(node string, was, is derivedFrom) bool {
 	_, named := f.marked[node]
 	was.job = is.job
 	return !named && was == is
+}
+
+// suspectGrace is how long a change a whole derive found may wait for the
+// feed to name it before it counts as missed: a handler's call lags its
+// store by milliseconds, unless the handlers are far behind.
+const suspectGrace = 10 * time.Second
+
+// suspect notes that a whole derive at now found node changed without a
+// mark.
+func (d *derivation) suspect(node string, now time.Time) {
+	if d.suspects == nil {
+		d.suspects = map[string]time.Time{}
+	}
+	if _, ok := d.suspects[node]; !ok {
+		d.suspects[node] = now
+	}
+}
+
+// judgeSuspects counts, and forgets, the suspects no mark named within
+// suspectGrace of now.
+func (d *derivation) judgeSuspects(now time.Time) (missed int) {
+	for node, at := range d.suspects {
+		if now.Sub(at) >= suspectGrace {
+			missed++
+			delete(d.suspects, node)
+		}
+	}
+	return missed
 }

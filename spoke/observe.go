@@ -138,12 +138,12 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 		return State{}, err
 	}
 	last := o.derivations.of(run, planUID, p.NodeCount())
-	var f feed
+	f := feed{now: o.clock()}
 	var byNode map[string]*batchv1.Job
 	if last != nil {
 		defer last.mu.Unlock()
 		store, stored := o.informers.jobStore()
-		if f = o.derivations.feedFor(last, run, versionOf(cm), o.records, stored, o.clock()); f.partial {
+		if f = o.derivations.feedFor(last, run, versionOf(cm), o.records, stored, f.now); f.partial {
 			byNode = last.refreshJobs(run, store, f.marked)
 		}
 	}
@@ -183,7 +183,7 @@ func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, 
 			// Whole, from Jobs the store does not hold yet: not a miss.
 			last.record, last.complete = versionOf(cm), false
 		}
-		st, _ = derive(&p, byNode, present, rec, last, feed{})
+		st, _ = derive(&p, byNode, present, rec, last, feed{now: f.now})
 	}
 	st.Recorded, st.RecordObject = rec, cm
 	if run.ClusterJob.Spec.Drains() {

@@ -253,6 +253,9 @@ func derive(p *plan.Plan, byNode map[string]*batchv1.Job, present func(string) b
 		last.from, last.states, last.complete = make([]derivedFrom, n), make([]NodeState, n), false
 	}
 	var missed, unseen int
+	if last != nil {
+		missed = last.judgeSuspects(f.now)
+	}
 	for i, g := range p.Groups {
 		st.Groups[i] = GroupState{Name: g.Name, Nodes: len(g.Nodes)}
 		for _, node := range g.Nodes {
@@ -269,8 +272,8 @@ func derive(p *plan.Plan, byNode map[string]*batchv1.Job, present func(string) b
 			} else {
 				ns = deriveNode(node, from, i, g.Name)
 				if last != nil {
-					if last.complete && f.missed(node, last.from[k], from) && !apiequality.Semantic.DeepEqual(ns, last.states[k]) {
-						missed++
+					if last.complete && f.unnamed(node, last.from[k], from) && !apiequality.Semantic.DeepEqual(ns, last.states[k]) {
+						last.suspect(node, f.now)
 					}
 					last.from[k], last.states[k] = from, ns
 				}

@@ -64,11 +64,11 @@ var budgetsExceeded = prometheus.NewCounterVec(prometheus.CounterOpts{
 }, []string{"scope", "action"})
 
 // deriveMisses counts the nodes whose Job changed without the change feed
-// being told (spoke/feed.go): the periodic whole derive caught them, up to
-// 30 s late. It must stay 0.
+// being told within 10 s (spoke/feed.go): the periodic whole derive caught
+// them, up to 30 s late. It must stay 0.
 var deriveMisses = prometheus.NewCounter(prometheus.CounterOpts{
 	Name: "fleetjob_derive_feed_misses_total",
-	Help: "Nodes whose Job changed without the hub's change feed naming them, found by the periodic whole derive of their run (a bug if not 0).",
+	Help: "Nodes whose Job changed without the hub's change feed naming them within 10 s, found by a whole derive of their run (a bug if not 0).",
 })
 
 func init() {
