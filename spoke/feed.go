@@ -141,7 +141,8 @@ type feed struct {
 	nodes   []string
 	now     time.Time
 	// marked are the nodes the Job events named: on a whole derive, a node
-	// whose state changed that is not among them is a miss.
+	// whose Job alone changed its state and that is not among them is a
+	// suspect (derivation.suspect).
 	marked map[string]struct{}
 }
 
