@@ -35,6 +35,10 @@ CONTAINERD_VERSION ?= v2.3.7
 # Seconds (Go duration) of the fuzz smoke run in `make test`.
 FUZZTIME ?= 10s
 
+# Where the race detector logs its reports in `make test`: summarized at
+# the end of the run (hack/race-summary.sh), where CI's excerpt shows them.
+RACE_LOGS ?= $(shell pwd)/artifacts/race
+
 # Arguments passed to the hub by `make run`.
 ARGS ?=
 
@@ -114,7 +118,9 @@ test: test-envtest ## Run every test: unit, a short fuzz run (FUZZTIME=10s), the
 .PHONY: test-envtest
 # kustomize: test/integration/install renders config/ as a release does.
 test-envtest: envtest-bins kustomize ## Run the unit tests, the fuzz run and the envtest suites (no fleet).
-	KUBEBUILDER_ASSETS="$(K8S_BIN)" go test -race ./... -count=1
+	rm -rf $(RACE_LOGS) && mkdir -p $(RACE_LOGS)
+	KUBEBUILDER_ASSETS="$(K8S_BIN)" GORACE="log_path=$(RACE_LOGS)/race" go test -race ./... -count=1; \
+		rc=$$?; hack/race-summary.sh $(RACE_LOGS) && exit $$rc
 	go test ./pkg/naming -run='^$$' -fuzz='^FuzzJobName$$' -fuzztime=$(FUZZTIME)
 	go test ./pkg/naming -run='^$$' -fuzz='^FuzzMemberRunName$$' -fuzztime=$(FUZZTIME)
 
