@@ -78,6 +78,27 @@ func MemberRunName(clusterJob, cluster string) string {
 	return readable + suffix
 }
 
+// PeerLeaseName is the name of the Lease hub replica identity renews to
+// say it is alive and serves its share of the members: a valid DNS-1123
+// subdomain, distinct for every identity.
+func PeerLeaseName(identity string) string {
+	return leaseName("fleetjob-peer-", identity)
+}
+
+// MemberLeaseName is the name of the Lease that says which hub replica
+// serves member cluster: a valid DNS-1123 subdomain, distinct for every
+// cluster name.
+func MemberLeaseName(cluster string) string {
+	return leaseName("fleetjob-member-", cluster)
+}
+
+// leaseName is prefix, the readable part of name and a hash of name, so
+// that names that sanitize alike ("a.b", "a-b") stay apart.
+func leaseName(prefix, name string) string {
+	suffix := "-" + hash(hashLen, name)
+	return truncate(prefix+sanitize(name), validation.DNS1123SubdomainMaxLength-len(suffix)) + suffix
+}
+
 // PlanName is the name of the ConfigMap that stores the frozen plan of
 // ClusterJob uid in a member. A UID is 36 characters, so the name is short.
 func PlanName(uid types.UID) string {

@@ -203,3 +203,23 @@ func TestResultsPartName(t *testing.T) {
 		t.Errorf("ResultsPartName() = %q: %v, want a valid name that differs per version", got, errs)
 	}
 }
+
+func TestLeaseNames(t *testing.T) {
+	long := strings.Repeat("a", 253)
+	for _, name := range []string{"hub-0", "fleetjob-hub-6d9f-x2x", "a.b", "a-b", "A_B", long, ""} {
+		for _, got := range []string{PeerLeaseName(name), MemberLeaseName(name)} {
+			if errs := validation.IsDNS1123Subdomain(got); len(errs) > 0 {
+				t.Errorf("lease name %q of %q is not a DNS-1123 subdomain: %v", got, name, errs)
+			}
+		}
+	}
+	if PeerLeaseName("a.b") == PeerLeaseName("a-b") || MemberLeaseName("a.b") == MemberLeaseName("a-b") {
+		t.Errorf("names that sanitize alike share a Lease")
+	}
+	if PeerLeaseName("x") == MemberLeaseName("x") {
+		t.Errorf("a replica's Lease and a member's Lease share a name")
+	}
+	if got, want := MemberLeaseName("prod-eu-1"), "fleetjob-member-prod-eu-1-"; !strings.HasPrefix(got, want) {
+		t.Errorf("MemberLeaseName(prod-eu-1) = %q, want it to start %q", got, want)
+	}
+}
