@@ -220,6 +220,9 @@ const (
 	ReasonNotRegistered = "NotRegistered"
 	// ClusterReasonUnreachable: the member's API server does not answer.
 	ClusterReasonUnreachable = "Unreachable"
+	// ClusterReasonServedByPeer: another hub replica serves the cluster
+	// (the hub runs sharded); the message names it.
+	ClusterReasonServedByPeer = "ServedByPeer"
 )
 
 // Reasons of a node's result besides its Job's own (BackoffLimitExceeded,

@@ -219,6 +219,10 @@ func (p *Provider) connect(ctx context.Context, reg registration) error {
 	}
 	cfg.Wrap(countWatches(reg.name))
 	cfg.Wrap(spoke.NoEvictionWait)
+	if p.opts.Shard != nil {
+		// Outermost: a write refused by the fence is never sent.
+		cfg.Wrap(p.opts.Shard.Fence(reg.name))
+	}
 	informers := &spoke.Informers{}
 	inner, err := cluster.New(cfg, clusterOptions(reg.namespace, informers))
 	if err != nil {

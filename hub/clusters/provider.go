@@ -40,6 +40,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
+
+	"github.com/fleetjob/fleetjob/hub/shard"
 )
 
 // Options configure how the hub talks to members.
@@ -62,6 +64,11 @@ type Options struct {
 	// Recorder, when set, receives Warning events on registration Secrets
 	// that cannot be engaged.
 	Recorder events.EventRecorder
+	// Shard, when set, divides the members among the hub's replicas: this
+	// one connects only the members it owns and has claimed, and writes to
+	// them only through the shard's fence. Nil: this replica serves every
+	// member.
+	Shard *shard.Shard
 }
 
 // Member is a snapshot of one registered member cluster.

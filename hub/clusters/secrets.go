@@ -74,6 +74,9 @@ func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
 	local := mgr.GetLocalManager()
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == p.opts.Namespace })
 	p.hub = local.GetClient()
+	if p.opts.Shard != nil {
+		p.opts.Shard.Subscribe(p.wakeAll)
+	}
 	if err := p.setupMemberClusters(local); err != nil {
 		return err
 	}
@@ -99,6 +102,7 @@ func (r *secretReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if err := r.hub.Get(ctx, req.NamespacedName, secret); err != nil {
 		if apierrors.IsNotFound(err) {
 			p.remove(req.Name)
+			p.release(ctx, req.Name)
 			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
@@ -106,6 +110,7 @@ func (r *secretReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	// Unlike the stock provider, removing the label unregisters the member.
 	if !secret.DeletionTimestamp.IsZero() || secret.Labels[fleetv1.RegistrationLabel] != "true" {
 		p.remove(req.Name)
+		p.release(ctx, req.Name)
 		return ctrl.Result{}, nil
 	}
 	reg, err := parseRegistration(secret)
@@ -114,7 +119,11 @@ func (r *secretReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		r.warn(secret, fleetv1.ClusterReasonInvalidRegistration, err)
 		return ctrl.Result{}, nil // nothing to retry until the Secret changes
 	}
-	if p.upsert(reg) {
+	upToDate := p.upsert(reg)
+	if connect, retry := p.gate(ctx, reg); !connect {
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
+	if upToDate {
 		return ctrl.Result{}, nil
 	}
 	log.FromContext(ctx).Info("Connecting member cluster", "cluster", reg.name, "namespace", reg.namespace)

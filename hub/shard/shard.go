@@ -368,16 +368,16 @@ func alive(l *coordinationv1.Lease, now time.Time) bool {
 func (s *Shard) Owner(member string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return owner(member, s.peers)
+	return OwnerOf(member, s.peers)
 }
 
-// owner picks member's replica among peers: HRW moves only the members of a
-// replica that comes or goes, and every replica with the same peers picks
-// the same one.
-func owner(member string, peers []string) string {
+// OwnerOf picks member's replica among the live replicas: HRW moves only
+// the members of a replica that comes or goes, and every replica that sees
+// the same replicas picks the same one.
+func OwnerOf(member string, replicas []string) string {
 	var hrw sharder.HRW
-	infos := make([]sharder.PeerInfo, len(peers))
-	for i, p := range peers {
+	infos := make([]sharder.PeerInfo, len(replicas))
+	for i, p := range replicas {
 		infos[i] = sharder.PeerInfo{ID: p, Weight: 1}
 	}
 	for _, p := range infos {

@@ -161,15 +161,15 @@ func TestOwnersMoveOnlyWithTheirReplica(t *testing.T) {
 	before := map[string]string{}
 	after := map[string]string{}
 	for _, m := range members(200) {
-		before[m] = owner(m, []string{"hub-a", "hub-b"})
-		after[m] = owner(m, []string{"hub-a", "hub-b", "hub-c"})
+		before[m] = OwnerOf(m, []string{"hub-a", "hub-b"})
+		after[m] = OwnerOf(m, []string{"hub-a", "hub-b", "hub-c"})
 	}
 	for m, was := range before {
 		if now := after[m]; now != was && now != "hub-c" {
 			t.Errorf("%s moved from %s to %s when hub-c came", m, was, now)
 		}
 	}
-	if got := owner("x", nil); got != "" {
+	if got := OwnerOf("x", nil); got != "" {
 		t.Errorf("owner with no replicas = %q, want none", got)
 	}
 }
@@ -232,7 +232,7 @@ func TestDeadReplicasMembersMove(t *testing.T) {
 	if err := b.Claim(ctx, "prod"); !errors.As(err, &held) {
 		t.Fatalf("claim before hub-a's session expired = %v, want HeldError", err)
 	}
-	if got := b.Owner("prod"); got != owner("prod", []string{"hub-a", "hub-b"}) {
+	if got := b.Owner("prod"); got != OwnerOf("prod", []string{"hub-a", "hub-b"}) {
 		t.Errorf("owner while hub-a lives = %s", got)
 	}
 	f.step(time.Second, "hub-b")

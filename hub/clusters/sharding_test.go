@@ -1,0 +1,125 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package clusters
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/shard"
+)
+
+// A member moves between replicas as they come: the replica that served it
+// disengages it and hands its claim back at once; the one that now owns it
+// waits for that hand-over, then connects it.
+func TestShardedRegistrationMoves(t *testing.T) {
+	secret := makeSecret(testName, kubeconfigData(t, func(c *clientcmdapi.Config) {
+		c.Clusters["c"].Server = "https://127.0.0.1:1" // any connect fails at once
+	})).Obj()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, coordinationv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hub := fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build()
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Now())
+	shards := map[string]*shard.Shard{}
+	for _, id := range []string{"hub-a", "hub-b"} {
+		s, err := shard.New(hub, hub, shard.Options{Namespace: testNamespace, Identity: id, Clock: clk}, logr.Discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		shards[id] = s
+	}
+	// The replica that will lose the member serves it alone first.
+	later := shard.OwnerOf(testName, []string{"hub-a", "hub-b"})
+	first := map[string]string{"hub-a": "hub-b", "hub-b": "hub-a"}[later]
+	shards[first].Step(ctx)
+	if !shards[first].Owns(testName) {
+		t.Fatalf("%s alone does not own %s", first, testName)
+	}
+	if err := shards[first].Claim(ctx, testName); err != nil {
+		t.Fatal(err)
+	}
+	old := newTestProvider(&fakeClock{t: t0})
+	old.opts.Shard, old.opts.ConnectTimeout = shards[first], 5*time.Second
+	close(old.ready)
+	stop := &cancelRecorder{}
+	claimed(old, testName, t0, &fakeCluster{id: 1}, stop.cancel)
+
+	// The other replica comes; both see it.
+	for range 2 {
+		shards[later].Step(ctx)
+		shards[first].Step(ctx)
+	}
+	next := newTestProvider(&fakeClock{t: t0})
+	next.opts.Shard = shards[later]
+	next.opts.ConnectTimeout = 5 * time.Second
+	close(next.ready)
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(secret)}
+
+	// The new owner waits: the old one has not handed the member over.
+	res, err := (&secretReconciler{provider: next, hub: hub}).Reconcile(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := next.Member(testName)
+	if res.RequeueAfter != claimRetry || m.Reason != fleetv1.ClusterReasonConnecting || !strings.Contains(m.Message, first) {
+		t.Errorf("new owner before the hand-over: requeue %s, row %s %q; want requeue %s, Connecting naming %s", res.RequeueAfter, m.Reason, m.Message, claimRetry, first)
+	}
+
+	// The old owner, woken by the change of replicas, lets go.
+	res, err = (&secretReconciler{provider: old, hub: hub}).Reconcile(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ = old.Member(testName)
+	if res.RequeueAfter != 0 || m.Engaged || m.Reason != fleetv1.ClusterReasonServedByPeer || !strings.Contains(m.Message, later) {
+		t.Errorf("old owner: requeue %s, engaged %t, row %s %q; want no requeue, disengaged, ServedByPeer naming %s", res.RequeueAfter, m.Engaged, m.Reason, m.Message, later)
+	}
+	if stop.calls != 1 {
+		t.Errorf("old owner stopped the member's caches %d times, want 1", stop.calls)
+	}
+	if shards[first].Holds(testName) {
+		t.Errorf("old owner may still write to the member")
+	}
+
+	// The new owner claims it without waiting for the old one's session,
+	// and connects (here failing: nothing listens).
+	if _, err := (&secretReconciler{provider: next, hub: hub}).Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	m, _ = next.Member(testName)
+	if !shards[later].Holds(testName) || m.Reason != fleetv1.ClusterReasonUnreachable {
+		t.Errorf("new owner after the hand-over: holds %t, row %s %q; want held and a connect tried (Unreachable)", shards[later].Holds(testName), m.Reason, m.Message)
+	}
+}
