@@ -186,8 +186,9 @@ func (s *Shard) Subscribe(f func()) {
 }
 
 // Run renews the session and reads the peers every RenewPeriod until ctx
-// ends, then hands back every claim, so that the members move at once
-// rather than when the session expires.
+// ends, then hands back every claim and ends the session, so that the
+// members move at the peers' next renewal rather than when the session
+// expires.
 func (s *Shard) Run(ctx context.Context) error {
 	t := s.opts.Clock.NewTicker(s.opts.RenewPeriod)
 	defer t.Stop()
@@ -195,7 +196,7 @@ func (s *Shard) Run(ctx context.Context) error {
 		s.Step(ctx)
 		select {
 		case <-ctx.Done():
-			s.releaseAll()
+			s.leave()
 			return nil
 		case <-t.C():
 		}
@@ -583,19 +584,47 @@ func (s *Shard) retryReleases(ctx context.Context) {
 	}
 }
 
-// releaseAll hands every claim back as the replica stops, within one
-// renew period: writes have stopped with the manager's context.
-func (s *Shard) releaseAll() {
+// leave hands every claim back and ends the session as the replica stops,
+// within one renew period: writes have stopped with the manager's context.
+// The peers then see it gone at their next renewal. A claim that cannot be
+// handed back keeps the session's Lease: the claim moves when it expires.
+func (s *Shard) leave() {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.RenewPeriod)
 	defer cancel()
 	s.mu.Lock()
 	members := slices.Sorted(maps.Keys(s.claims))
 	s.mu.Unlock()
+	kept := 0
 	for _, member := range members {
 		if err := s.Release(ctx, member); err != nil {
+			kept++
 			s.log.Error(err, "Handing a member back on stop failed: it moves when the session expires", "cluster", member)
 		}
 	}
+	if kept > 0 {
+		return
+	}
+	if err := s.endSession(ctx); err != nil {
+		s.log.Error(err, "Ending the replica's session failed: its peers see it gone when it expires", "identity", s.opts.Identity)
+	}
+}
+
+// endSession empties the session Lease, if it still holds this session.
+func (s *Shard) endSession(ctx context.Context) error {
+	s.mu.Lock()
+	session := s.session
+	s.session, s.renewed = "", time.Time{}
+	s.mu.Unlock()
+	lease := &coordinationv1.Lease{}
+	key := client.ObjectKey{Namespace: s.opts.Namespace, Name: naming.PeerLeaseName(s.opts.Identity)}
+	if err := s.reader.Get(ctx, key, lease); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if session == "" || ptr.Deref(lease.Spec.HolderIdentity, "") != session {
+		return nil
+	}
+	lease.Spec.HolderIdentity = nil
+	return s.writer.Update(ctx, lease)
 }
 
 // begin admits one write to member: it returns the deadline the write must

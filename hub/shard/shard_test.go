@@ -254,6 +254,40 @@ func TestDeadReplicasMembersMove(t *testing.T) {
 	}
 }
 
+// A replica that stops hands its claims back and ends its session: its
+// peers own its members at their next renewal, not when the session
+// would have expired.
+func TestStoppedReplicaLeavesAtOnce(t *testing.T) {
+	f := newFleet(t, "hub-a", "hub-b")
+	f.step(0, "hub-a", "hub-b")
+	a, b := f.shards["hub-a"], f.shards["hub-b"]
+	var mine string
+	for _, m := range members(50) {
+		if a.Owns(m) {
+			mine = m
+			break
+		}
+	}
+	if err := a.Claim(context.Background(), mine); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := a.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f.step(time.Second, "hub-b")
+	if !b.Owns(mine) {
+		t.Fatalf("a second after hub-a stopped, hub-b does not own its member %s (owner %q)", mine, b.Owner(mine))
+	}
+	if err := b.Claim(context.Background(), mine); err != nil {
+		t.Errorf("hub-b claiming the member hub-a handed back: %v", err)
+	}
+	if a.Holds(mine) {
+		t.Errorf("the stopped replica may still write to %s", mine)
+	}
+}
+
 func TestSubscribersToldOfChanges(t *testing.T) {
 	f := newFleet(t, "hub-a", "hub-b")
 	told := 0
