@@ -127,7 +127,6 @@ type Shard struct {
 	// stale read of a peer's session could take a member it still serves.
 	writer client.Client
 	reader client.Reader
-	hrw    sharder.HRW
 	log    logr.Logger
 
 	mu sync.Mutex
