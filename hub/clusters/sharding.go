@@ -42,6 +42,9 @@ import (
 // the peers change (a renew period), or its session expires.
 const claimRetry = 2 * time.Second
 
+// claimTimeout bounds the hub reads and the write of taking a claim.
+const claimTimeout = 10 * time.Second
+
 // releaseTimeout bounds handing a member back: its writes under way end by
 // the session's fence, which is shorter.
 const releaseTimeout = 20 * time.Second
@@ -59,7 +62,9 @@ func (p *Provider) gate(ctx context.Context, reg registration) (connect bool, re
 		p.servedBy(ctx, reg.name, owner)
 		return false, 0
 	}
-	err := s.Claim(ctx, reg.name)
+	claimCtx, cancel := context.WithTimeout(ctx, claimTimeout)
+	defer cancel()
+	err := s.Claim(claimCtx, reg.name)
 	if err == nil {
 		return true, 0
 	}
