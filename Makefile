@@ -110,13 +110,17 @@ lint: golangci-lint ## Run golangci-lint (includes gofmt) against the code.
 lint-fix: golangci-lint ## Run golangci-lint and apply its fixes.
 	$(GOLANGCI_LINT) run --fix ./...
 
-# KIND_PREBUILD_LOG is where `make test` logs building the kind images, which
-# it does in the background, at the lowest priority, while the envtest and
-# kwok stages run: on a cold machine that build (kind, containerd, kubelet,
-# kubeadm, kube-proxy, the node image, controller-gen for `make deploy`) is
-# ~11 minutes of the run, and the stages before it leave CPU idle while they
-# wait on API servers. Only targets no earlier stage builds run there, so
-# no file is built twice at once.
+# KIND_PREBUILD_LOG is where `make test` logs compiling what the kind stage
+# needs, which it does in the background, at the lowest priority, while the
+# envtest and kwok stages run: on a cold machine those compiles (kind,
+# containerd, kubelet, kubeadm, kube-proxy, controller-gen for `make
+# deploy`) are most of the kind stage's ~11 minutes of building, and the
+# stages before it leave CPU idle while they wait on API servers. Only
+# compiles run there: the node image is assembled by the Docker engine,
+# which runs at normal priority whatever niceness its client has, and that
+# I/O slowed the envtest suites' timing-bound specs enough to fail one; it
+# is built in the kind stage. Only targets no earlier stage builds run in
+# the background, so no file is built twice at once.
 KIND_PREBUILD_LOG ?= $(shell pwd)/artifacts/kind-prebuild.log
 
 .PHONY: test
@@ -125,17 +129,17 @@ test: ## Run every test: unit, a short fuzz run (FUZZTIME=10s), the envtest suit
 	@prebuild=""; \
 	if [ "$(E2E_KIND)" != off ] && $(CONTAINER_TOOL) info >/dev/null 2>&1; then \
 		mkdir -p "$$(dirname $(KIND_PREBUILD_LOG))"; \
-		echo "make test: building the kind images in the background (log: $(KIND_PREBUILD_LOG))"; \
-		setsid nice -n 19 $(MAKE) --no-print-directory kind kind-image controller-gen >$(KIND_PREBUILD_LOG) 2>&1 & prebuild=$$!; \
+		echo "make test: compiling the kind stage's binaries in the background (log: $(KIND_PREBUILD_LOG))"; \
+		setsid nice -n 19 $(MAKE) --no-print-directory kind $(if $(KIND_NODE_IMAGE),,kind-bins) controller-gen >$(KIND_PREBUILD_LOG) 2>&1 & prebuild=$$!; \
 	fi; \
 	$(MAKE) --no-print-directory test-envtest && $(MAKE) --no-print-directory e2e E2E_PROVIDER=kwok; rc=$$?; \
 	if [ -n "$$prebuild" ]; then \
 		if [ $$rc -ne 0 ]; then kill -- -$$prebuild 2>/dev/null; wait $$prebuild; exit $$rc; fi; \
 		if ! wait $$prebuild; then \
-			echo "make test: FAILED building the kind images; the end of $(KIND_PREBUILD_LOG):" >&2; \
+			echo "make test: FAILED compiling the kind stage's binaries; the end of $(KIND_PREBUILD_LOG):" >&2; \
 			tail -n 40 $(KIND_PREBUILD_LOG) >&2; exit 1; \
 		fi; \
-		echo "make test: the kind images were built in the background"; \
+		echo "make test: the kind stage's binaries were compiled in the background"; \
 	fi; \
 	[ $$rc -eq 0 ] || exit $$rc; \
 	$(MAKE) --no-print-directory test-e2e-kind
