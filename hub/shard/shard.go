@@ -436,6 +436,7 @@ func (s *Shard) Claim(ctx context.Context, member string) error {
 		}}
 		s.stamp(lease, member, session, now)
 		if err := s.writer.Create(ctx, lease); err != nil {
+			s.maybeWritten(member, err)
 			return fmt.Errorf("claiming member %s (Lease %s): %w", member, key.Name, err)
 		}
 	case err != nil:
@@ -454,6 +455,7 @@ func (s *Shard) Claim(ctx context.Context, member string) error {
 		// The Lease's resourceVersion makes this conditional: of two
 		// replicas taking one claim, one fails.
 		if err := s.writer.Update(ctx, lease); err != nil {
+			s.maybeWritten(member, err)
 			return fmt.Errorf("claiming member %s (Lease %s): %w", member, key.Name, err)
 		}
 	}
@@ -465,6 +467,22 @@ func (s *Shard) Claim(ctx context.Context, member string) error {
 	s.claims[member] = &claim{}
 	delete(s.releasing, member)
 	return nil
+}
+
+// maybeWritten marks member's claim to hand back when the write taking it
+// failed with no answer saying it was not written (a timeout, a connection
+// cut after the request was sent): a claim naming this live session that
+// this replica does not know of would keep the member from its owner until
+// the session ends. A conflict or an existing Lease wrote nothing.
+func (s *Shard) maybeWritten(member string, err error) {
+	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.claims[member]; !ok {
+		s.releasing[member] = true
+	}
 }
 
 // stamp makes lease a claim of member by session.
@@ -498,10 +516,16 @@ func (s *Shard) sessionLive(ctx context.Context, session string, now time.Time) 
 // writes under way are waited for (they end by the session's fence at the
 // latest), and the claim Lease is cleared so that its next owner need not
 // wait for this session to expire. A claim that cannot be cleared now is
-// cleared by a later renewal.
+// cleared by a later renewal. A member this replica neither holds nor
+// may have written a claim for costs nothing: a replica calls Release for
+// every member it does not serve, on every change of replicas.
 func (s *Shard) Release(ctx context.Context, member string) error {
 	s.mu.Lock()
 	c, ok := s.claims[member]
+	if !ok && !s.releasing[member] {
+		s.mu.Unlock()
+		return nil
+	}
 	if ok {
 		c.closing = true
 		if c.inflight > 0 && c.drained == nil {

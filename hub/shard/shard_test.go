@@ -32,11 +32,13 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/fleetjob/fleetjob/pkg/naming"
 )
@@ -201,6 +203,52 @@ func TestClaimIsExclusive(t *testing.T) {
 	}
 	if got := f.claimHolder("prod"); got != "hub-b" {
 		t.Errorf("claim Lease names %q, want hub-b", got)
+	}
+}
+
+// A replica hands back, on every change of replicas, each member it does
+// not serve: for a member it never claimed that costs no hub call. A claim
+// whose write went through but whose answer was lost is one it holds
+// without knowing: it is handed back at the next renewal, or the owner would
+// wait for the whole session.
+func TestReleaseOfWhatMayHaveBeenWritten(t *testing.T) {
+	f := newFleet(t, "hub-a", "hub-b")
+	f.step(0, "hub-a", "hub-b")
+	ctx := context.Background()
+	calls := 0
+	lost := true
+	a := f.shards["hub-a"]
+	a.reader = interceptor.NewClient(f.hub.(client.WithWatch), interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			calls++
+			return c.Get(ctx, key, obj, opts...)
+		},
+	})
+	a.writer = interceptor.NewClient(f.hub.(client.WithWatch), interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if err := c.Create(ctx, obj, opts...); err != nil || !lost {
+				return err
+			}
+			return apierrors.NewTimeoutError("the answer was lost", 1)
+		},
+	})
+	if err := a.Release(ctx, "never-claimed"); err != nil || calls != 0 {
+		t.Fatalf("Release of a member never claimed: err %v, %d hub reads; want none", err, calls)
+	}
+	if err := a.Claim(ctx, "prod"); err == nil {
+		t.Fatal("a claim whose answer was lost succeeded")
+	}
+	if a.Holds("prod") || f.claimHolder("prod") != "hub-a" {
+		t.Fatalf("after the lost answer: hub-a holds %v, the Lease names %q; want not held, written by hub-a", a.Holds("prod"), f.claimHolder("prod"))
+	}
+	var held *HeldError
+	if err := f.shards["hub-b"].Claim(ctx, "prod"); !errors.As(err, &held) {
+		t.Fatalf("hub-b's claim while hub-a's session names prod = %v, want HeldError", err)
+	}
+	lost = false
+	f.step(0, "hub-a")
+	if err := f.shards["hub-b"].Claim(ctx, "prod"); err != nil {
+		t.Fatalf("hub-b's claim after hub-a's next renewal: %v (the claim was never handed back)", err)
 	}
 }
 
