@@ -84,6 +84,10 @@ type derivation struct {
 	// others' state is what that one recorded, or needed no record.
 	unsynced    map[int]struct{}
 	allUnsynced bool
+	// edited are the places of states the last State shared with this
+	// derivation edited in place (its verdicts, State.edit), with each
+	// state as derived: restore puts them back before the next derive.
+	edited map[int]NodeState
 
 	// marks are the nodes whose Jobs changed since the last derive, set by
 	// the event handlers while a reconcile may be deriving.
@@ -105,6 +109,19 @@ type derivedFrom struct {
 // missing tells that the node was recorded, has not finished and has no
 // Job: lost, or its Job not seen yet.
 func (f derivedFrom) missing() bool { return f.job == nil && f.recorded && !f.rec.final() }
+
+// restore puts back the states the last State's verdicts edited, so that
+// the derivation holds what was derived, and nothing a reconcile judged
+// from it. The reconciles of one run are serial: the State that edited
+// them is done with.
+func (d *derivation) restore() {
+	for k, ns := range d.edited {
+		if k < len(d.states) {
+			d.states[k] = ns
+		}
+	}
+	d.edited = nil
+}
 
 // derivationKey names a run in one member.
 func derivationKey(clusterJob types.UID, cluster string) string {
@@ -169,16 +186,30 @@ func (st *State) recordCandidates() []int {
 	if d.allUnsynced || len(d.states) != len(st.Nodes) {
 		return nil
 	}
-	places := make([]int, 0, len(d.unsynced))
+	places := make([]int, 0, len(d.unsynced)+len(d.edited))
 	for k := range d.unsynced {
 		places = append(places, k)
 	}
-	for k := range st.Nodes {
+	changed := func(k int) bool {
 		if _, in := d.unsynced[k]; in || d.from[k].rec.final() {
-			continue // a final result never changes: the hub's clock on its times changes no record
+			return false // a final result never changes: the hub's clock on its times changes no record
 		}
-		if st.Nodes[k] != d.states[k] {
-			places = append(places, k)
+		if st.Derived.shared {
+			return true // edited: d.states is st.Nodes
+		}
+		return st.Nodes[k] != d.states[k]
+	}
+	if st.Derived.shared {
+		for k := range d.edited {
+			if changed(k) {
+				places = append(places, k)
+			}
+		}
+	} else {
+		for k := range st.Nodes {
+			if changed(k) {
+				places = append(places, k)
+			}
 		}
 	}
 	slices.Sort(places)

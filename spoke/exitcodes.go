@@ -45,7 +45,7 @@ func ReadExitCodes(ctx context.Context, live client.Reader, run Run, st *State) 
 	for i := range st.Nodes {
 		n := &st.Nodes[i]
 		if n.Phase == NodeFailed && n.Job != "" && n.ExitCode == nil && !failedByHub(n.Reason) && !st.Recorded.Nodes[n.Node].final() {
-			unread = append(unread, n)
+			unread = append(unread, st.edit(i))
 		}
 	}
 	if len(unread) > MaxExitReads {

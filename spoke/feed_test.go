@@ -29,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/plan"
 )
 
@@ -172,7 +173,8 @@ func TestFeedDerivesAsWhole(t *testing.T) {
 				case 0:
 					f.setJob(n, makeJob(n).Created(t0).Ptr(), false)
 				case 1:
-					f.setJob(n, makeJob(n).Created(t0).Started(t0).Pods(1, 1, 0).Ptr(), false)
+					// Ready, or no longer: a started pod whose node may be lost.
+					f.setJob(n, makeJob(n).Created(t0).Started(t0).Pods(1, int32(rng.IntN(2)), 0).Ptr(), false)
 				case 2:
 					f.setJob(n, makeJob(n).Created(t0).Started(t0).Complete(t1).Ptr(), false)
 				case 3:
@@ -191,13 +193,26 @@ func TestFeedDerivesAsWhole(t *testing.T) {
 					st := f.observe(true)
 					st.OnHubClock(st.Watch(StartWatch{}, f.now)) // as the hub times every finished Job
 					// Now and then the hub's verdict, which the record carries over the Jobs.
-					if rng.IntN(3) == 0 {
+					switch rng.IntN(6) {
+					case 0:
 						st.TimeOutGroup(f.now.Add(time.Hour), time.Minute)
+					case 1: // every node read gone: the running ones are lost, then failed
+						gone := map[string]NodeHealth{}
+						for _, name := range f.names {
+							gone[name] = NodeHealth{}
+						}
+						st.TimeOutLost(f.now, time.Minute, gone)
+						st.TimeOutLost(f.now.Add(2*time.Minute), time.Minute, gone)
+					case 2:
+						st.TimeOutStarts(f.now.Add(time.Hour), time.Minute, st.Watch(StartWatch{}, f.now), nil)
 					}
 					want, _ := recordChanges(st.Recorded, st, nil, nil)
 					got, _ := recordChangesOf(st.Recorded, st, st.recordCandidates(), nil, nil)
 					if diff := cmp.Diff(want, got); diff != "" {
 						t.Fatalf("step %d: record (-from every node +from the candidates):\n%s", step, diff)
+					}
+					if rng.IntN(4) == 0 {
+						break // the reconcile ended before its write: its verdicts are not kept
 					}
 					if err := RecordResults(context.Background(), f.c, f.c, f.run, st, nil, nil, WithRecords(&f.records)); err != nil {
 						t.Fatal(err)
@@ -239,6 +254,58 @@ func TestFeedDerivesAsWhole(t *testing.T) {
 // finds the change, so that a change the feed did not get delays the run
 // by that much at most, and, once the feed has not named it within
 // suspectGrace, counts it a miss.
+// A derive from the feed hands its nodes to the State without a copy; the
+// reconcile's verdicts then edit them. A reconcile that ends before
+// writing its record (an error, a conflict) must leave nothing of its
+// verdicts to the next derive: it judges again from what the member holds.
+func TestFeedKeepsNoVerdict(t *testing.T) {
+	f := newFeedFixture(t, 8)
+	ctx := context.Background()
+	f.observe(true) // whole: the derivation is complete from here
+	// node-00's pod started (recorded so), then is no longer Ready: its
+	// node may be lost. node-01's Job waits for a pod; node-02's finished.
+	f.setJob("node-00", makeJob("node-00").Created(t0).Started(t0).Pods(1, 1, 0).Ptr(), false)
+	f.setJob("node-01", makeJob("node-01").Created(t0).Ptr(), false)
+	f.setJob("node-02", makeJob("node-02").Created(t0).Started(t0).Complete(t1).Ptr(), false)
+	if err := RecordResults(ctx, f.c, f.c, f.run, f.observe(true), nil, nil, WithRecords(&f.records)); err != nil {
+		t.Fatal(err)
+	}
+	f.setJob("node-00", makeJob("node-00").Created(t0).Started(t0).Pods(1, 0, 0).Ptr(), false)
+	f.setJob("node-03", makeJob("node-03").Created(t0).Started(t0).Complete(t1).Ptr(), false)
+
+	st := f.observe(true)
+	if !st.Derived.shared {
+		t.Fatal("the derive was not from the feed: nothing here is shared")
+	}
+	gone := map[string]NodeHealth{}
+	for _, n := range f.names {
+		gone[n] = NodeHealth{}
+	}
+	w, later := st.Watch(StartWatch{}, f.now), f.now.Add(time.Hour)
+	st.OnHubClock(w)
+	st.TimeOutLost(later, time.Minute, gone)
+	st.TimeOutLost(later.Add(2*time.Minute), time.Minute, gone)
+	st.TimeOutStarts(later, time.Minute, w, map[string]Refusal{"node-01": {Reason: "Unschedulable", Message: "0/1 nodes"}})
+	verdicts := map[string]string{}
+	for _, n := range st.Nodes {
+		if n.Phase == NodeFailed {
+			verdicts[n.Node] = n.Reason
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"node-00": fleetv1.NodeReasonNodeLost, "node-01": fleetv1.NodeReasonPodCreateFailed}, verdicts); diff != "" {
+		t.Fatalf("the verdicts this test relies on (-want +got):\n%s", diff)
+	}
+
+	// No record written: the next derive sees none of it.
+	want, got := f.observe(false), f.observe(true)
+	if diff := cmp.Diff(want.Nodes, got.Nodes); diff != "" {
+		t.Errorf("nodes after a reconcile that wrote nothing (-whole +from the feed):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.Groups, got.Groups); diff != "" {
+		t.Errorf("groups after a reconcile that wrote nothing (-whole +from the feed):\n%s", diff)
+	}
+}
+
 func TestFeedLooksOnlyAtWhatChanged(t *testing.T) {
 	f := newFeedFixture(t, 10)
 	for _, n := range f.names {

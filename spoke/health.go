@@ -161,6 +161,7 @@ func (s *State) GateHealth(now time.Time, gate fleetv1.NodeHealthGate, reads map
 		if !s.awaitingHealth(*n) {
 			continue
 		}
+		n = s.edit(i)
 		finish := n.CompletionTime.Time
 		h, read := reads[n.Node]
 		switch {

@@ -83,27 +83,32 @@ func (s *State) TimeOutLost(now time.Time, timeout time.Duration, reads map[stri
 	for i := range s.Nodes {
 		n := &s.Nodes[i]
 		if !mayBeLost(*n) {
-			n.LostSince = nil
+			if n.LostSince != nil {
+				s.edit(i).LostSince = nil
+			}
 			continue
 		}
 		h, read := reads[n.Node]
 		lost := read && (!h.Found || h.ReadySince.IsZero())
 		switch {
 		case read && !lost:
-			n.LostSince = nil
+			if n.LostSince != nil {
+				s.edit(i).LostSince = nil
+			}
 			due(now.Add(LostPoll))
 			continue
 		case !read && n.LostSince == nil:
 			due(now.Add(LostPoll))
 			continue
 		case lost && n.LostSince == nil:
-			n.LostSince = &metav1.Time{Time: now}
+			s.edit(i).LostSince = &metav1.Time{Time: now}
 		}
 		at := n.LostSince.Add(timeout)
 		if !lost || now.Before(at) {
 			due(later(at, now.Add(time.Second)))
 			continue
 		}
+		n = s.edit(i)
 		s.Groups[n.Group].Running--
 		s.Groups[n.Group].Failed++
 		n.Phase, n.CompletionTime = NodeFailed, &metav1.Time{Time: now}

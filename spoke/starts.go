@@ -132,10 +132,16 @@ func (s *State) OnHubClock(w StartWatch) {
 		if n.Job == "" || n.CompletionTime == nil {
 			continue
 		}
+		// Only what differs is edited: a final result derives with the
+		// record's finish time already (withRecord), so a reconcile edits
+		// the nodes that finished since the record was written, not every
+		// node that ever finished.
 		if at, ok := w.Finished[n.Node]; ok {
-			n.CompletionTime = &metav1.Time{Time: at}
-		} else if r := s.Recorded.Nodes[n.Node]; r.final() && r.Finish != 0 {
-			n.CompletionTime = unixTime(r.Finish)
+			if !n.CompletionTime.Time.Equal(at) {
+				s.edit(i).CompletionTime = &metav1.Time{Time: at}
+			}
+		} else if r := s.Recorded.Nodes[n.Node]; r.final() && r.Finish != 0 && !n.CompletionTime.Time.Equal(time.Unix(r.Finish, 0)) {
+			s.edit(i).CompletionTime = unixTime(r.Finish)
 		}
 	}
 }
@@ -186,7 +192,7 @@ func (s *State) TimeOutStarts(now time.Time, timeout time.Duration, w StartWatch
 		n := &s.Nodes[i]
 		if n.Phase == NodeFailed && n.Job != "" && failedByHub(n.Reason) {
 			if n.CompletionTime == nil {
-				n.CompletionTime = &metav1.Time{Time: now}
+				s.edit(i).CompletionTime = &metav1.Time{Time: now}
 			}
 			jobs = append(jobs, n.Job) // failed before; its Job is not gone yet
 			continue
@@ -194,11 +200,15 @@ func (s *State) TimeOutStarts(now time.Time, timeout time.Duration, w StartWatch
 		if !waitingForStart(*n) {
 			continue
 		}
-		showRefusal(n, refusals)
+		if _, read := refusals[n.Node]; read {
+			n = s.edit(i)
+			showRefusal(n, refusals)
+		}
 		reason, msg := startVerdict(*n, now, timeout, w)
 		if reason == "" {
 			continue
 		}
+		n = s.edit(i)
 		s.Groups[n.Group].Running--
 		s.Groups[n.Group].Failed++
 		n.Phase, n.CompletionTime = NodeFailed, &metav1.Time{Time: now}

@@ -65,7 +65,9 @@ type NodeState struct {
 	Reason, Message string
 	// StartTime is the Job's status.startTime.
 	StartTime *metav1.Time
-	// CompletionTime is when the Job's terminal condition became True.
+	// CompletionTime is when the Job's terminal condition became True;
+	// once its final result is recorded, the record's finish time, which
+	// is by the hub's clock (OnHubClock).
 	CompletionTime *metav1.Time
 	// For a running node: Created is when its Job was created, Started
 	// whether its pod started (Ready) or finished once, and Pods how many
@@ -136,8 +138,33 @@ type State struct {
 	Derived Derivation
 }
 
-// Derivation is a handle on the derivation a State came from.
-type Derivation struct{ d *derivation }
+// Derivation is a handle on the derivation a State came from. shared
+// tells that the State's Nodes are the derivation's own states: a derive
+// from the feed (deriveChanged) hands them over rather than copying every
+// node each reconcile, and the State's verdicts edit them through edit,
+// which keeps what they were for the next derive to put back.
+type Derivation struct {
+	d      *derivation
+	shared bool
+}
+
+// edit returns node i of s to change. When s shares its nodes with its
+// derivation, the node as derived is kept first: the next derive puts it
+// back before comparing with it, and RecordResults looks at the nodes
+// edited rather than comparing every node with the derivation's.
+func (s *State) edit(i int) *NodeState {
+	if d := s.Derived.d; d != nil && s.Derived.shared {
+		d.mu.Lock()
+		if _, kept := d.edited[i]; !kept {
+			if d.edited == nil {
+				d.edited = map[int]NodeState{}
+			}
+			d.edited[i] = s.Nodes[i]
+		}
+		d.mu.Unlock()
+	}
+	return &s.Nodes[i]
+}
 
 // Equal tells that two handles are alike whatever they point at: a
 // handle says how a state was made, not what it is, and states compare
@@ -245,6 +272,9 @@ func derive(p *plan.Plan, byNode map[string]*batchv1.Job, present func(string) b
 		return State{}, false
 	}
 	n := p.NodeCount()
+	if last != nil {
+		last.restore()
+	}
 	if last != nil && f.partial && last.complete && len(last.from) == n {
 		return deriveChanged(p, byNode, present, rec, last, f.nodes)
 	}
@@ -291,7 +321,7 @@ func derive(p *plan.Plan, byNode map[string]*batchv1.Job, present func(string) b
 		}
 		last.groups, last.missing, last.missed, last.complete = slices.Clone(st.Groups), unseen, missed, true
 		last.unsynced, last.allUnsynced = nil, true
-		st.Derived = Derivation{last}
+		st.Derived = Derivation{d: last}
 	}
 	return st, unseen > 0
 }
@@ -323,7 +353,7 @@ func deriveChanged(p *plan.Plan, byNode map[string]*batchv1.Job, present func(st
 		}
 		last.unsynced[k] = struct{}{}
 	}
-	st := State{Planned: true, Plan: *p, Groups: slices.Clone(last.groups), Nodes: slices.Clone(last.states), Derived: Derivation{last}}
+	st := State{Planned: true, Plan: *p, Groups: slices.Clone(last.groups), Nodes: last.states, Derived: Derivation{d: last, shared: true}}
 	return st, last.missing > 0
 }
 
@@ -377,6 +407,9 @@ func withRecord(ns NodeState, r NodeResult, hasJob bool) NodeState {
 		ns.ExitCode, ns.Output = r.ExitCode, r.Output // read from its pod when it failed
 	}
 	if !hasJob || ns.Phase != NodeRunning {
+		if hasJob && ns.CompletionTime != nil && r.final() && r.Finish != 0 {
+			ns.CompletionTime = unixTime(r.Finish) // the hub's clock, as recorded (OnHubClock)
+		}
 		return ns
 	}
 	if r.final() {
@@ -520,6 +553,7 @@ func (s *State) TimeOutGroup(now time.Time, deadline time.Duration) (jobs []stri
 		if n.Group != g || n.Phase != NodeRunning {
 			continue
 		}
+		n = s.edit(i)
 		s.Groups[g].Running--
 		s.Groups[g].Failed++
 		n.Phase, n.CompletionTime = NodeFailed, &metav1.Time{Time: now}
