@@ -145,10 +145,12 @@ k() { # k <cluster> kubectl-args...
 # hack/nodes/node.go), which returns once kwok reports them all Ready. Zone
 # and pool are assigned round robin, so every (zone, pool) pair and groups
 # of different sizes exist. A `kubectl apply` of generated YAML took 11
-# minutes for 5 members of 1,000 nodes; this takes seconds.
+# minutes for 5 members of 1,000 nodes; this takes seconds. CGO_ENABLED=0,
+# as `make build` compiles: the client-go packages they share are compiled
+# once (with cgo on, a cold machine compiled them again: 75 s of `make e2e`).
 create_nodes() {
   local name="$1" m="$2" count="$3"
-  (cd "${ROOT}" && go run ./hack/nodes --kubeconfig "$(kubeconfig_of "${name}")" \
+  (cd "${ROOT}" && CGO_ENABLED=0 go run ./hack/nodes --kubeconfig "$(kubeconfig_of "${name}")" \
     --member "${m}" --count "${count}" --zones "${FLEET_ZONES}" --pools "${FLEET_POOLS}") 9>&-
 }
 
