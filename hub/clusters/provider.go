@@ -90,7 +90,8 @@ type Member struct {
 	// LastReachable is when the member last answered.
 	LastReachable time.Time
 	// UnreachableSince is when the member stopped answering, or when it was
-	// first seen, if it never answered; zero while reachable.
+	// first seen, if it never answered; zero while reachable, and while
+	// another hub replica serves it (ServedByPeer).
 	UnreachableSince time.Time
 	// ClusterID identifies the member cluster (the UID of its kube-system
 	// namespace), once engaged.

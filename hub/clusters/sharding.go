@@ -99,7 +99,21 @@ func (p *Provider) servedBy(ctx context.Context, name, owner string) {
 		p.setWaiting(name, fleetv1.ClusterReasonConnecting, "this hub replica has no session yet: it cannot tell which replica serves the cluster")
 		return
 	}
-	p.setWaiting(name, fleetv1.ClusterReasonServedByPeer, fmt.Sprintf("served by hub replica %s", owner))
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m, ok = p.members[name]
+	if !ok {
+		return
+	}
+	changed := p.setUnreachable(m, fleetv1.ClusterReasonServedByPeer, fmt.Sprintf("served by hub replica %s", owner))
+	// Not unreachable from here: this replica does not try it. Were the
+	// time kept, this replica, made its owner hours later, would count
+	// those hours toward spec.unreachableTimeout and fail the member's
+	// runs at its first reconcile, before it even claimed it.
+	m.snapshot.UnreachableSince = time.Time{}
+	if changed {
+		p.notifier.notify(name)
+	}
 }
 
 // release hands name's claim back, if this replica holds it. A release that

@@ -123,3 +123,66 @@ func TestShardedRegistrationMoves(t *testing.T) {
 		t.Errorf("new owner after the hand-over: holds %t, row %s %q; want held and a connect tried (Unreachable)", shards[later].Holds(testName), m.Reason, m.Message)
 	}
 }
+
+// A replica that sees a member served by a peer does not count it
+// unreachable: made its owner an hour later, the unreachable timeout counts
+// from then, or its first reconcile would fail the member's runs.
+func TestServedByPeerIsNotUnreachable(t *testing.T) {
+	secret := makeSecret(testName, kubeconfigData(t, func(c *clientcmdapi.Config) {
+		c.Clusters["c"].Server = "https://127.0.0.1:1" // any connect fails at once
+	})).Obj()
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, coordinationv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hub := fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build()
+	ctx := context.Background()
+	clocks := map[string]*clocktesting.FakeClock{}
+	shards := map[string]*shard.Shard{}
+	for _, id := range []string{"hub-a", "hub-b"} {
+		clocks[id] = clocktesting.NewFakeClock(time.Now())
+		s, err := shard.New(hub, hub, shard.Options{Namespace: testNamespace, Identity: id, Clock: clocks[id]}, logr.Discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		shards[id] = s
+	}
+	owner := shard.OwnerOf(testName, []string{"hub-a", "hub-b"})
+	other := map[string]string{"hub-a": "hub-b", "hub-b": "hub-a"}[owner]
+	for range 2 {
+		shards[owner].Step(ctx)
+		shards[other].Step(ctx)
+	}
+	clk := &fakeClock{t: t0}
+	p := newTestProvider(clk)
+	p.opts.Shard, p.opts.ConnectTimeout = shards[other], 5*time.Second
+	close(p.ready)
+	r := &secretReconciler{provider: p, hub: hub}
+	req := ctrl.Request{NamespacedName: client.ObjectKeyFromObject(secret)}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := p.Member(testName)
+	if m.Reason != fleetv1.ClusterReasonServedByPeer || !m.UnreachableSince.IsZero() {
+		t.Fatalf("served by %s: row %s, unreachable since %v; want ServedByPeer, not unreachable", owner, m.Reason, m.UnreachableSince)
+	}
+
+	// An hour later the owner is gone (its session expired): this
+	// replica takes the member, and fails to connect.
+	clk.t = t0.Add(time.Hour)
+	clocks[other].Step(time.Hour)
+	shards[other].Step(ctx)
+	shards[other].Step(ctx)
+	if !shards[other].Owns(testName) {
+		t.Fatalf("%s does not own %s once %s is gone", other, testName, owner)
+	}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	m, _ = p.Member(testName)
+	if m.Reason != fleetv1.ClusterReasonUnreachable || !m.UnreachableSince.Equal(clk.t) {
+		t.Errorf("owner after an hour served elsewhere: row %s, unreachable since %v; want Unreachable since %v (when it became the owner)", m.Reason, m.UnreachableSince, clk.t)
+	}
+}
