@@ -24,6 +24,7 @@ import (
 
 	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -36,10 +37,10 @@ import (
 	"github.com/fleetjob/fleetjob/hub/shard"
 )
 
-// A member moves between replicas as they come: the replica that served it
-// disengages it and hands its claim back at once; the one that now owns it
-// waits for that hand-over, then connects it.
-func TestShardedRegistrationMoves(t *testing.T) {
+// shardedHub is a hub holding testName's registration, whose server no
+// connect reaches, and the Leases of the replicas' shards.
+func shardedHub(t *testing.T) (*corev1.Secret, client.Client) {
+	t.Helper()
 	secret := makeSecret(testName, kubeconfigData(t, func(c *clientcmdapi.Config) {
 		c.Clusters["c"].Server = "https://127.0.0.1:1" // any connect fails at once
 	})).Obj()
@@ -50,6 +51,14 @@ func TestShardedRegistrationMoves(t *testing.T) {
 		}
 	}
 	hub := fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build()
+	return secret, hub
+}
+
+// A member moves between replicas as they come: the replica that served it
+// disengages it and hands its claim back at once; the one that now owns it
+// waits for that hand-over, then connects it.
+func TestShardedRegistrationMoves(t *testing.T) {
+	secret, hub := shardedHub(t)
 	ctx := context.Background()
 	clk := clocktesting.NewFakeClock(time.Now())
 	shards := map[string]*shard.Shard{}
@@ -128,16 +137,7 @@ func TestShardedRegistrationMoves(t *testing.T) {
 // unreachable: made its owner an hour later, the unreachable timeout counts
 // from then, or its first reconcile would fail the member's runs.
 func TestServedByPeerIsNotUnreachable(t *testing.T) {
-	secret := makeSecret(testName, kubeconfigData(t, func(c *clientcmdapi.Config) {
-		c.Clusters["c"].Server = "https://127.0.0.1:1" // any connect fails at once
-	})).Obj()
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, coordinationv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			t.Fatal(err)
-		}
-	}
-	hub := fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret).Build()
+	secret, hub := shardedHub(t)
 	ctx := context.Background()
 	clocks := map[string]*clocktesting.FakeClock{}
 	shards := map[string]*shard.Shard{}
