@@ -29,7 +29,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
 
-var _ = Describe("Approvals", func() {
+var _ = Describe("Approvals", hubLogic, func() {
 	It("runs the canary member alone until `kubectl fleetjob approve`, which records who approved, then the rest, one Job per node", func() {
 		// Members run in name order: member-1 is the canary.
 		canary, other := f.member("member-1"), f.member("member-2")

@@ -29,7 +29,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
 
-var _ = Describe("Fleet disruption budgets", func() {
+var _ = Describe("Fleet disruption budgets", hubLogic, func() {
 	It("two disruptive runs share a budget of 2 nodes per member: never more unfinished at once in any member, both complete, one Job per node", func() {
 		const perMember = 2
 		fdb := &fleetv1.FleetDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "e2e-two-per-member"}, Spec: fleetv1.FleetDisruptionBudgetSpec{

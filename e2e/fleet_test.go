@@ -163,6 +163,15 @@ var (
 	kindOnly = Label("kind-only")
 )
 
+// hubLogic labels the specs whose outcome is decided by the hub alone (the
+// groups, their order, budgets, approvals, rollout, selection, admission):
+// a member's kubelets only run a short container for them, and kwok's
+// control planes are real API servers, schedulers and Job controllers.
+// `make test` runs them on kwok only, which keeps the kind stage to what
+// real kubelets change (pods, drain, logs, outages, the deployed hub);
+// `make e2e-kind` runs them too.
+var hubLogic = Label("hub-logic")
+
 // only skips the spec unless the fleet is of provider, saying why.
 func only(provider, why string) {
 	if f.provider != provider {

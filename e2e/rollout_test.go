@@ -30,7 +30,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
 
-var _ = Describe("Cluster rollout", func() {
+var _ = Describe("Cluster rollout", hubLogic, func() {
 	It("starts the second member only after the first finished under maxConcurrentClusters 1", func() {
 		// Members run in name order.
 		first, second := f.member("member-1"), f.member("member-2")

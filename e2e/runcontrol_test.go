@@ -32,7 +32,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
 
-var _ = Describe("Run control", func() {
+var _ = Describe("Run control", hubLogic, func() {
 	It("maxFailedNodesPerCluster 1: one failure per cluster runs every group, a second stops that cluster", func() {
 		m1, m2 := f.member("member-1"), f.member("member-2")
 		n1, n2 := names(eligibleNodes(m1)), names(eligibleNodes(m2))

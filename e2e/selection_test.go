@@ -25,7 +25,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
 
-var _ = Describe("Cluster selection", func() {
+var _ = Describe("Cluster selection", hubLogic, func() {
 	It("runs only in the member clusterSelector matches; the other gets no Job", func() {
 		picked, other := f.member("member-2"), f.member("member-1")
 		cj := makeClusterJob("member-2-only").Batch(3).OnlyMember(picked.name).Obj()

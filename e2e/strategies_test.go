@@ -33,7 +33,7 @@ import (
 
 const zoneLabel = "topology.kubernetes.io/zone"
 
-var _ = Describe("Strategies across two members", func() {
+var _ = Describe("Strategies across two members", hubLogic, func() {
 	// The smoke test of the fleet too: Jobs complete under kwok's stages.
 	It("runs every node of both members in one group with the all strategy", func() {
 		cj := makeClusterJob("all-at-once").Obj()

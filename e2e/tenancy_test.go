@@ -36,7 +36,7 @@ import (
 )
 
 var _ = Describe("Tenancy", func() {
-	It("two cluster sets, two namespaces: each namespace's ClusterJob runs only in its own set's cluster", func() {
+	It("two cluster sets, two namespaces: each namespace's ClusterJob runs only in its own set's cluster", hubLogic, func() {
 		m1, m2 := f.member("member-1"), f.member("member-2")
 		for i, m := range []*member{m1, m2} {
 			set := fmt.Sprintf("team-%d", i+1)
@@ -70,7 +70,7 @@ var _ = Describe("Tenancy", func() {
 		}
 	})
 
-	It("a privileged template in a restricted set fails that cluster before any Job exists, naming the check", func() {
+	It("a privileged template in a restricted set fails that cluster before any Job exists, naming the check", hubLogic, func() {
 		m1 := f.member("member-1")
 		inClusterSet(m1, "locked")
 		clusterSet("locked", fleetv1.PodSecurityRestricted)
