@@ -176,7 +176,7 @@ func run(serve serving, metricsOpts metricsserver.Options, members clusters.Opti
 	if _, err := controller.SetupHub(ctx, mgr, mgr, provider, opts); err != nil {
 		return err
 	}
-	metrics.Registry.MustRegister(controller.NewCollector(mgr, provider))
+	metrics.Registry.MustRegister(controller.NewCollector(mgr, opts.RegistrationNamespace))
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}

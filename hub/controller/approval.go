@@ -17,6 +17,9 @@ limitations under the License.
 package controller
 
 import (
+	"context"
+	"maps"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,16 +30,26 @@ import (
 
 // withCanaryLabels gives each run its cluster's registration labels when
 // spec.approval.canarySelector picks the canary by them; other runs carry
-// none.
-func (r *Reconciler) withCanaryLabels(cj *fleetv1.ClusterJob, runs []fleet.Run) {
+// none. The labels are the registration Secrets', as selection reads them:
+// the same on every replica of the hub, and there before any replica
+// connected to the cluster.
+func (r *Reconciler) withCanaryLabels(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleet.Run) error {
 	if a := cj.Spec.Approval; a == nil || a.CanarySelector == nil {
-		return
+		return nil
+	}
+	secrets, err := r.registrations(ctx)
+	if err != nil {
+		return err
+	}
+	byName := make(map[string]map[string]string, len(secrets))
+	for _, s := range secrets {
+		byName[s.Name] = s.Labels
 	}
 	for i := range runs {
-		if m, ok := r.Members.Member(runs[i].Cluster); ok {
-			runs[i].Labels = m.Labels
-		}
+		// A copy: the fleet's decisions must not hold the cache's map.
+		runs[i].Labels = maps.Clone(byName[runs[i].Cluster])
 	}
+	return nil
 }
 
 // approvalNote is the event of a decision the status now records for the

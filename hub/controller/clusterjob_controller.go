@@ -201,7 +201,9 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 		Selected:            cj.Status.SelectedClusters, Missing: missing, MemberErrorTimeout: r.Options.MemberErrorTimeout,
 		CreatingSince: fleet.CreatingSince(cj.Status.Conditions, now),
 	}
-	r.withCanaryLabels(cj, in.Runs)
+	if err := r.withCanaryLabels(ctx, cj, in.Runs); err != nil {
+		return ctrl.Result{}, err
+	}
 	if createErr != nil {
 		in.CreateError = text.Truncate(createErr.Error(), 512)
 		log.FromContext(ctx).Error(createErr, "Creating MemberRuns", "missing", len(missing))

@@ -29,12 +29,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/pkg/version"
 )
 
@@ -43,6 +44,9 @@ import (
 // run, each run is counted once; once elected it exports them all.
 func TestCollectorOnlyWhenLeading(t *testing.T) {
 	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
 	if err := fleetv1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +54,7 @@ func TestCollectorOnlyWhenLeading(t *testing.T) {
 	mr := &fleetv1.MemberRun{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "clean-eu-1-x"},
 		Spec: fleetv1.MemberRunSpec{ClusterJob: "clean", Cluster: "eu-1"}}
 	mr.Status.SetRow(fleetv1.ClusterStatus{Name: "eu-1", Phase: fleetv1.ClusterRunning, Nodes: fleetv1.NodeCounts{Total: 2, Running: 2}})
-	hub := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cj, mr).Build()
+	hub := fake.NewClientBuilder().WithScheme(scheme).WithObjects(cj, mr, registrationSecret("eu-1")).Build()
 	closed := make(chan struct{})
 	close(closed)
 	testCases := map[string]struct {
@@ -59,18 +63,67 @@ func TestCollectorOnlyWhenLeading(t *testing.T) {
 	}{
 		"waiting for the lease": {elected: make(chan struct{}), wantCount: 0},
 		// 4 phases of ClusterJobs; 5 node phases and the cluster's info
-		// for the run; no member registered.
-		"leading":                  {elected: closed, wantCount: 4 + 5 + 1},
-		"no leader election (nil)": {elected: nil, wantCount: 4 + 5 + 1},
+		// for the run; one member registered.
+		"leading":                  {elected: closed, wantCount: 4 + 5 + 1 + 1},
+		"no leader election (nil)": {elected: nil, wantCount: 4 + 5 + 1 + 1},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
-			c := &Collector{Hub: hub, Members: clusters.New(clusters.Options{}), Elected: tc.elected}
+			c := &Collector{Hub: hub, RegistrationNamespace: testRegistrationNamespace, Elected: tc.elected}
 			if got := testutil.CollectAndCount(c); got != tc.wantCount {
 				t.Errorf("series = %d, want %d", got, tc.wantCount)
 			}
 		})
 	}
+}
+
+// TestCollectorMembers: every registration Secret is a member cluster,
+// reachable as its MemberCluster's Connected condition says, whichever
+// replica published it; one without a MemberCluster yet is Connecting, and
+// a MemberCluster without a registration is not counted.
+func TestCollectorMembers(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := fleetv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	memberCluster := func(name string, status metav1.ConditionStatus, reason string) *fleetv1.MemberCluster {
+		mc := &fleetv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		mc.Status.Conditions = []metav1.Condition{{Type: fleetv1.MemberClusterConnected, Status: status, Reason: reason}}
+		return mc
+	}
+	notRegistration := registrationSecret("other")
+	delete(notRegistration.Labels, fleetv1.RegistrationLabel)
+	hub := fake.NewClientBuilder().WithScheme(scheme).WithObjects(
+		registrationSecret("eu-1"), memberCluster("eu-1", metav1.ConditionTrue, fleetv1.ClusterReasonConnected),
+		registrationSecret("eu-2"), memberCluster("eu-2", metav1.ConditionTrue, fleetv1.ClusterReasonConnected),
+		registrationSecret("us-1"), memberCluster("us-1", metav1.ConditionFalse, fleetv1.ClusterReasonUnreachable),
+		registrationSecret("us-2"), memberCluster("us-2", metav1.ConditionUnknown, fleetv1.ClusterReasonConnecting),
+		registrationSecret("new"),
+		memberCluster("gone", metav1.ConditionTrue, fleetv1.ClusterReasonConnected),
+		notRegistration,
+	).Build()
+	c := &Collector{Hub: hub, RegistrationNamespace: testRegistrationNamespace}
+	want := `
+# HELP fleetjob_member_clusters Registered member clusters by reachability.
+# TYPE fleetjob_member_clusters gauge
+fleetjob_member_clusters{reachable="false",reason="Connecting"} 2
+fleetjob_member_clusters{reachable="false",reason="Unreachable"} 1
+fleetjob_member_clusters{reachable="true",reason="Connected"} 2
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "fleetjob_member_clusters"); err != nil {
+		t.Error(err)
+	}
+}
+
+const testRegistrationNamespace = "fleetjob-system"
+
+// registrationSecret is the registration Secret of cluster name.
+func registrationSecret(name string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: testRegistrationNamespace, Name: name,
+		Labels: map[string]string{fleetv1.RegistrationLabel: "true"}}}
 }
 
 // targetLabels are the labels the Prometheus Operator (and Prometheus'

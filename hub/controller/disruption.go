@@ -120,9 +120,11 @@ func (r *Reconciler) disruptionCaps(ctx context.Context, cluster string) ([]disr
 	return disruption.Caps(budgets.Items, cluster, clusters)
 }
 
-// disruptionClusters are the registered clusters as budgets read them: the
-// registry's clusters and their labels, and the node counts their
-// MemberClusters show.
+// disruptionClusters are the registered clusters as budgets read them:
+// the registration Secrets' clusters and labels, as selection reads them,
+// and the node counts their MemberClusters show (none yet: 0). Neither is
+// this replica's registry, which on a sharded hub knows only the clusters
+// it serves.
 func (r *Reconciler) disruptionClusters(ctx context.Context) (map[string]disruption.Cluster, error) {
 	var mcs fleetv1.MemberClusterList
 	if err := r.Hub.List(ctx, &mcs, client.UnsafeDisableDeepCopy); err != nil {
@@ -134,10 +136,13 @@ func (r *Reconciler) disruptionClusters(ctx context.Context) (map[string]disrupt
 			nodes[mcs.Items[i].Name] = int(*n)
 		}
 	}
-	members := r.Members.Members()
-	clusters := make(map[string]disruption.Cluster, len(members))
-	for _, m := range members {
-		clusters[m.Name] = disruption.Cluster{Labels: m.Labels, Nodes: nodes[m.Name]}
+	secrets, err := r.registrations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	clusters := make(map[string]disruption.Cluster, len(secrets))
+	for _, s := range secrets {
+		clusters[s.Name] = disruption.Cluster{Labels: s.Labels, Nodes: nodes[s.Name]}
 	}
 	return clusters, nil
 }

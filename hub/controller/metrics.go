@@ -24,13 +24,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
-	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
@@ -156,25 +158,29 @@ func observeLastGroup(st spoke.State) {
 }
 
 // Collector reports ClusterJobs by phase and member clusters by
-// reachability at scrape time, from the hub cache and the registry: gauges
-// kept by the reconciler would drift when objects are deleted.
+// reachability at scrape time, from the hub cache: gauges kept by the
+// reconciler would drift when objects are deleted. The member clusters are
+// the registration Secrets, each as reachable as its MemberCluster says,
+// not this replica's registry: a replica of a sharded hub connects only to
+// the clusters it serves.
 //
 // Only the leader reports: every replica of the hub would otherwise export
 // the same gauges, and a sum over the hub's pods would count each run once
 // per replica.
 type Collector struct {
-	Hub     client.Reader
-	Members *clusters.Provider
+	Hub client.Reader
+	// RegistrationNamespace holds the registration Secrets.
+	RegistrationNamespace string
 	// Elected is closed once this replica leads (the manager's Elected);
 	// until then the collector reports nothing, and reads no cache.
 	Elected <-chan struct{}
 }
 
-// NewCollector is the Collector of the hub run by mgr, whose registry is
-// members.
-func NewCollector(mgr mcmanager.Manager, members *clusters.Provider) *Collector {
+// NewCollector is the Collector of the hub run by mgr, whose registration
+// Secrets are in namespace.
+func NewCollector(mgr mcmanager.Manager, namespace string) *Collector {
 	local := mgr.GetLocalManager()
-	return &Collector{Hub: local.GetClient(), Members: members, Elected: local.Elected()}
+	return &Collector{Hub: local.GetClient(), RegistrationNamespace: namespace, Elected: local.Elected()}
 }
 
 // leading tells whether c's replica leads; a Collector with no Elected
@@ -239,13 +245,51 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			collectRun(ch, &runs.Items[i])
 		}
 	}
+	c.collectMembers(ctx, ch)
+}
+
+// collectMembers reports the registered clusters by reachability; nothing
+// when either list fails, rather than a count that drops clusters.
+func (c *Collector) collectMembers(ctx context.Context, ch chan<- prometheus.Metric) {
+	secrets := &corev1.SecretList{}
+	if err := c.Hub.List(ctx, secrets, client.InNamespace(c.RegistrationNamespace),
+		client.MatchingLabels{fleetv1.RegistrationLabel: "true"}, client.UnsafeDisableDeepCopy); err != nil {
+		return
+	}
+	mcs := &fleetv1.MemberClusterList{}
+	if err := c.Hub.List(ctx, mcs, client.UnsafeDisableDeepCopy); err != nil {
+		return
+	}
+	connected := make(map[string]*metav1.Condition, len(mcs.Items))
+	for i := range mcs.Items {
+		connected[mcs.Items[i].Name] = meta.FindStatusCondition(mcs.Items[i].Status.Conditions, fleetv1.MemberClusterConnected)
+	}
 	type key struct{ reachable, reason string }
 	counts := map[key]int{}
-	for _, m := range c.Members.Members() {
-		counts[key{strconv.FormatBool(m.Reachable), m.Reason}]++
+	for _, s := range secrets.Items {
+		if !s.DeletionTimestamp.IsZero() {
+			continue
+		}
+		reachable, reason := reachability(connected[s.Name])
+		counts[key{strconv.FormatBool(reachable), reason}]++
 	}
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(n), k.reachable, k.reason)
+	}
+}
+
+// reachability is whether a registered cluster is reachable, and why,
+// from the Connected condition of its MemberCluster: what the replica
+// serving it last published. A cluster none has published yet is
+// Connecting, as is one whose condition is Unknown.
+func reachability(connected *metav1.Condition) (bool, string) {
+	switch {
+	case connected == nil || connected.Status == metav1.ConditionUnknown:
+		return false, fleetv1.ClusterReasonConnecting
+	case connected.Status == metav1.ConditionTrue:
+		return true, fleetv1.ClusterReasonConnected
+	default:
+		return false, connected.Reason
 	}
 }
 

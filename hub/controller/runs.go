@@ -274,13 +274,12 @@ func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob,
 	if err != nil {
 		return nil, nil, fmt.Errorf("spec.clusterSelector: %w", err)
 	}
-	secrets := &corev1.SecretList{}
-	if err := r.Hub.List(ctx, secrets, client.InNamespace(r.Options.RegistrationNamespace),
-		client.MatchingLabels{fleetv1.RegistrationLabel: "true"}); err != nil {
-		return nil, nil, fmt.Errorf("listing registrations: %w", err)
+	secrets, err := r.registrations(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	for _, s := range secrets.Items {
-		if s.DeletionTimestamp.IsZero() && selector.Matches(labels.Set(s.Labels)) && (sets == nil || slices.Contains(sets, fleetv1.SetOf(s.Labels))) {
+	for _, s := range secrets {
+		if selector.Matches(labels.Set(s.Labels)) && (sets == nil || slices.Contains(sets, fleetv1.SetOf(s.Labels))) {
 			names = append(names, s.Name)
 		}
 	}
@@ -289,6 +288,26 @@ func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob,
 		return names[:fleetv1.MaxClusters], names[fleetv1.MaxClusters:], nil
 	}
 	return names, nil, nil
+}
+
+// registrations are the registration Secrets not being deleted, from the
+// hub's cache: the fleet's membership and labels as every replica of the
+// hub reads them alike, whichever replica connects to a member and whether
+// or not it could. They are the cache's own objects, not copies (each holds
+// a kubeconfig, and a fleet has thousands): read them, never change them.
+func (r *Reconciler) registrations(ctx context.Context) ([]corev1.Secret, error) {
+	secrets := &corev1.SecretList{}
+	if err := r.Hub.List(ctx, secrets, client.InNamespace(r.Options.RegistrationNamespace),
+		client.MatchingLabels{fleetv1.RegistrationLabel: "true"}, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, fmt.Errorf("listing registrations: %w", err)
+	}
+	live := secrets.Items[:0]
+	for _, s := range secrets.Items {
+		if s.DeletionTimestamp.IsZero() {
+			live = append(live, s)
+		}
+	}
+	return live, nil
 }
 
 // admitAndHalt writes the fleet's decision into the MemberRuns' specs, a

@@ -321,7 +321,7 @@ func startHub(o hubOptions) func() {
 	Expect(err).NotTo(HaveOccurred())
 	var collector *controller.Collector
 	if o.collector != nil {
-		collector = controller.NewCollector(mgr, provider)
+		collector = controller.NewCollector(mgr, workNamespace)
 		Expect(o.collector.Register(collector)).To(Succeed())
 	}
 	mgrCtx, stop := context.WithCancel(ctx)

@@ -175,7 +175,7 @@ var _ = Describe("Run history", func() {
 // /metrics would show them.
 func runSeries(g Gomega, name string) []string {
 	reg := prometheus.NewRegistry()
-	g.Expect(reg.Register(&controller.Collector{Hub: hubC, Members: registry})).To(Succeed())
+	g.Expect(reg.Register(&controller.Collector{Hub: hubC, RegistrationNamespace: workNamespace})).To(Succeed())
 	families, err := reg.Gather()
 	g.Expect(err).NotTo(HaveOccurred())
 	var out []string
