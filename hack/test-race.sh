@@ -23,7 +23,7 @@ cd "${ROOT}"
 HUB_PKG=./test/integration/hub
 # The halves measured on 2026-12-05 (per-file wall time of the suite's
 # specs, from its JSON report): ~260 s each on an idle machine.
-HUB_FIRST="${HUB_FIRST:-/(clusterjob|faults|runs|ownership|disruption|tenancy|drain|starts|approval|approval_policy|budget|events)_test\.go$}"
+HUB_FIRST="${HUB_FIRST:-/(clusterjob|faults|runs|ownership|disruption|tenancy|drain|starts|approval|approval_policy|budget|events|shardedhubs)_test\.go$}"
 TEST_TIMEOUT="${TEST_TIMEOUT:-20m}"
 
 work="$(mktemp -d)"

@@ -52,6 +52,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/hub/controller"
+	"github.com/fleetjob/fleetjob/hub/shard"
 	"github.com/fleetjob/fleetjob/pkg/version"
 )
 
@@ -71,6 +72,7 @@ func main() {
 	flag.StringVar(&serve.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
 	flag.StringVar(&serve.pprofAddr, "pprof-bind-address", "", "Address of the Go profiler (net/http/pprof); empty disables it.")
 	flag.BoolVar(&serve.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica acts.")
+	flag.BoolVar(&serve.shard, "shard", false, "Experimental: divide the member clusters among the hub's replicas, each connecting to and running the runs of its share, the leader deciding for the fleet. Needs --leader-elect, the replica's name in POD_NAME, and get, list, create, update and delete on Leases in the registration namespace. Fleet disruption budgets are enforced per replica until budgets are granted across replicas.")
 	flag.StringVar(&namespace, "registration-namespace", defaults.RegistrationNamespace, "Hub namespace of the member registration Secrets.")
 	// A group's Jobs are created in a burst: at 100 QPS a 1,000-node group
 	// took 8 s to start, the Jobs themselves less than that on kwok. The
@@ -101,7 +103,7 @@ func main() {
 	members.QPS, members.Namespace, opts.RegistrationNamespace = float32(*qps), namespace, namespace
 	opts.ConnectTimeout = members.ConnectTimeout
 	opts.Tenancy = *tenancy == "on"
-	err := validate(members, opts)
+	err := errors.Join(validate(members, opts), validateShard(serve, os.Getenv("POD_NAME")))
 	metricsOpts, metricsErr := serve.metrics.Options()
 	err = errors.Join(err, metricsErr)
 	if *tenancy != "on" && *tenancy != "off" {
@@ -123,6 +125,8 @@ type serving struct {
 	metrics              controller.MetricsServing
 	probeAddr, pprofAddr string
 	leaderElect          bool
+	// shard divides the members among the replicas (--shard).
+	shard bool
 }
 
 // setLogger makes logger the process's only logger: controller-runtime's,
@@ -150,6 +154,20 @@ func run(serve serving, metricsOpts metricsserver.Options, members clusters.Opti
 		}
 		opts.HubID = id
 	}
+	var share *shard.Shard
+	if serve.shard {
+		// A client without a cache: the shard reads its Leases live, and a
+		// cached read would start a Lease informer the hub has no right to.
+		direct, err := client.New(cfg, client.Options{Scheme: scheme})
+		if err != nil {
+			return err
+		}
+		share, err = shard.New(direct, direct, shard.Options{Namespace: members.Namespace, Identity: os.Getenv("POD_NAME")}, ctrl.Log.WithName("shard"))
+		if err != nil {
+			return err
+		}
+		members.Shard = share
+	}
 	provider := clusters.New(members)
 	// No manager-level controller options here: multicluster controllers
 	// ignore them, and a ReconciliationTimeout would leak into the
@@ -169,7 +187,7 @@ func run(serve serving, metricsOpts metricsserver.Options, members clusters.Opti
 		// reconcile runs once another replica may lead.
 		controller.ElectLeader(&mgrOpts, "")
 	}
-	mgr, err := mcmanager.New(cfg, provider, mgrOpts)
+	mgr, err := mcmanager.New(cfg, provider.ForManager(), mgrOpts)
 	if err != nil {
 		return err
 	}
@@ -187,8 +205,50 @@ func run(serve serving, metricsOpts metricsserver.Options, members clusters.Opti
 		ctrl.Log.Info("WARNING: --tenancy=off: any ClusterJob may run any pod template, privileged ones included, on every node of every registered cluster; " +
 			"use it only on a hub where everyone who may create a ClusterJob is a fleet admin")
 	}
-	ctrl.Log.Info("Starting the hub controller", "registrationNamespace", members.Namespace, "hubID", opts.HubID, "tenancy", opts.Tenancy)
-	return mgr.Start(ctx)
+	ctrl.Log.Info("Starting the hub controller", "registrationNamespace", members.Namespace, "hubID", opts.HubID, "tenancy", opts.Tenancy, "sharded", share != nil)
+	if share == nil {
+		return mgr.Start(ctx)
+	}
+	return runSharded(ctx, mgr, share)
+}
+
+// runSharded runs the manager inside the replica's shard session. The
+// session outlives the manager: it is renewed while the reconciles finish
+// (the fence of this replica's member writes stays open), and only once the
+// manager stopped does the replica hand its members back and end its
+// session, so that their next owner takes them at once rather than a
+// session's lifetime later. Within the pod's grace: the manager's 5 s, and
+// a renewal period.
+func runSharded(ctx context.Context, mgr mcmanager.Manager, share *shard.Shard) error {
+	session, end := context.WithCancel(context.WithoutCancel(ctx))
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		_ = share.Run(session)
+	}()
+	err := mgr.Start(ctx)
+	end()
+	<-ended
+	return err
+}
+
+// validateShard refuses --shard where it cannot work: without a leader,
+// every replica would decide for the fleet; without a name, the replicas
+// could not tell their sessions apart.
+func validateShard(serve serving, podName string) error {
+	if !serve.shard {
+		return nil
+	}
+	var errs []error
+	if !serve.leaderElect {
+		errs = append(errs, errors.New("--shard needs --leader-elect: one replica decides for the fleet"))
+	}
+	if podName == "" {
+		errs = append(errs, errors.New("--shard needs POD_NAME, the replica's name (the pod's metadata.name)"))
+	} else if bad := validation.IsDNS1123Subdomain(podName); len(bad) > 0 {
+		errs = append(errs, fmt.Errorf("POD_NAME %q is not a valid name: %s", podName, strings.Join(bad, "; ")))
+	}
+	return errors.Join(errs...)
 }
 
 // validate refuses flag values the hub cannot run with, naming the flag,

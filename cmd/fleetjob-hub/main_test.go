@@ -98,3 +98,34 @@ func TestKlogIsJSON(t *testing.T) {
 		t.Errorf("klog messages (-want +got):\n%s", diff)
 	}
 }
+
+// TestValidateShard: --shard is refused, naming what is missing, without a
+// leader or a replica name.
+func TestValidateShard(t *testing.T) {
+	testCases := map[string]struct {
+		serve   serving
+		podName string
+		want    []string // substrings of the error; none: valid
+	}{
+		"not sharded":          {serve: serving{}},
+		"sharded":              {serve: serving{shard: true, leaderElect: true}, podName: "fleetjob-hub-7d9f-x2x"},
+		"no leader":            {serve: serving{shard: true}, podName: "fleetjob-hub-0", want: []string{"--shard needs --leader-elect"}},
+		"no name":              {serve: serving{shard: true, leaderElect: true}, want: []string{"--shard needs POD_NAME"}},
+		"neither":              {serve: serving{shard: true}, want: []string{"--leader-elect", "POD_NAME"}},
+		"not a name":           {serve: serving{shard: true, leaderElect: true}, podName: "Hub_0", want: []string{`POD_NAME "Hub_0" is not a valid name`}},
+		"no name, not sharded": {serve: serving{leaderElect: true}},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			err := validateShard(tc.serve, tc.podName)
+			if (err != nil) != (len(tc.want) > 0) {
+				t.Fatalf("validateShard() = %v, want an error: %t", err, len(tc.want) > 0)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("validateShard() = %q, want it to say %q", err, w)
+				}
+			}
+		})
+	}
+}

@@ -164,9 +164,10 @@ type memberClusterReconciler struct {
 }
 
 // setupMemberClusters runs the MemberCluster publisher on the hub manager.
-// Like the registration controller it runs on the leader only: it publishes
-// that registry's view. Every MemberCluster is reconciled when it starts,
-// so that those of registrations deleted while no hub ran are deleted.
+// Like the registration controller it runs on the leader only, publishing
+// that registry's view; sharded, on every replica, each publishing the
+// members it serves. Every MemberCluster is reconciled when it starts, so
+// that those of registrations deleted while no hub ran are deleted.
 func (p *Provider) setupMemberClusters(mgr ctrl.Manager) error {
 	changes := source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		go func() {
@@ -186,7 +187,8 @@ func (p *Provider) setupMemberClusters(mgr ctrl.Manager) error {
 		Named("fleetjob-memberclusters").
 		For(&fleetv1.MemberCluster{}).
 		WatchesRawSource(changes).
-		WithOptions(controller.Options{MaxConcurrentReconciles: memberClusterWorkers, SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(false)}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: memberClusterWorkers, SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(false),
+			NeedLeaderElection: ptr.To(p.opts.Shard == nil)}).
 		Complete(&memberClusterReconciler{provider: p, hub: mgr.GetClient()})
 }
 
@@ -196,6 +198,13 @@ func (r *memberClusterReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	ctx, cancel := context.WithTimeout(ctx, memberClusterTimeout)
 	defer cancel()
 	name := req.Name
+	if s := r.provider.opts.Shard; s != nil && !s.Owns(name) {
+		// The replica serving the member publishes it, and deletes its
+		// MemberCluster once unregistered; this one knows it only as served
+		// elsewhere, which is nothing to publish.
+		forgetMemberClusterMetrics(name)
+		return ctrl.Result{}, nil
+	}
 	registered, err := r.registered(ctx, name)
 	if err != nil {
 		return ctrl.Result{}, err

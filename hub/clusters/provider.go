@@ -184,6 +184,45 @@ func (p *Provider) Start(ctx context.Context, aware multicluster.Aware) error {
 	return nil
 }
 
+// ForManager is p as mcmanager.New must be given it. Unsharded, p itself:
+// the manager starts it with its leader-election group, as it does every
+// runnable that does not say otherwise, and only the leader connects to
+// members. Sharded, p without its Start, which the manager would likewise
+// run on the leader only: SetupWithManager starts it on every replica.
+func (p *Provider) ForManager() multicluster.Provider {
+	if p.opts.Shard == nil {
+		return p
+	}
+	return providerView{p}
+}
+
+// Sharded is the shard of the hub's replicas p serves its share of, nil
+// when it serves every member.
+func (p *Provider) Sharded() *shard.Shard { return p.opts.Shard }
+
+// providerView is a Provider without Start.
+type providerView struct{ p *Provider }
+
+func (v providerView) Get(ctx context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
+	return v.p.Get(ctx, name)
+}
+
+func (v providerView) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	return v.p.IndexField(ctx, obj, field, extract)
+}
+
+// startOnEveryReplica starts a sharded provider on every replica of the
+// hub: each connects to the members it serves, elected or not.
+type startOnEveryReplica struct {
+	p     *Provider
+	aware multicluster.Aware
+}
+
+func (r startOnEveryReplica) Start(ctx context.Context) error { return r.p.Start(ctx, r.aware) }
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (startOnEveryReplica) NeedLeaderElection() bool { return false }
+
 // Get returns an engaged member cluster.
 func (p *Provider) Get(_ context.Context, name multicluster.ClusterName) (cluster.Cluster, error) {
 	p.mu.RLock()

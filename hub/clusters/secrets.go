@@ -75,6 +75,14 @@ func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
 	inNamespace := predicate.NewPredicateFuncs(func(o client.Object) bool { return o.GetNamespace() == p.opts.Namespace })
 	p.hub = local.GetClient()
 	if p.opts.Shard != nil {
+		// Started twice, the provider would panic; started by the manager,
+		// on the leader only.
+		if _, raw := mgr.GetProvider().(*Provider); raw {
+			return errors.New("a sharded registry must be given to mcmanager.New as its ForManager()")
+		}
+		if err := local.Add(startOnEveryReplica{p: p, aware: mgr}); err != nil {
+			return err
+		}
 		p.opts.Shard.Subscribe(p.wakeAll)
 	}
 	if err := p.setupMemberClusters(local); err != nil {
@@ -86,7 +94,9 @@ func (p *Provider) SetupWithManager(mgr mcmanager.Manager) error {
 		WatchesRawSource(source.Channel(p.wakeups, &handler.EnqueueRequestForObject{})).
 		// No priority queue: v0.24's can deadlock on shutdown
 		// (kubernetes-sigs/controller-runtime#3538).
-		WithOptions(controller.Options{MaxConcurrentReconciles: connectWorkers, SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(false)}).
+		// Sharded, every replica connects to the members it serves.
+		WithOptions(controller.Options{MaxConcurrentReconciles: connectWorkers, SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(false),
+			NeedLeaderElection: ptr.To(p.opts.Shard == nil)}).
 		Complete(&secretReconciler{provider: p, hub: local.GetClient()})
 }
 

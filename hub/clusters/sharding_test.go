@@ -25,13 +25,16 @@ import (
 	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/shard"
@@ -184,5 +187,90 @@ func TestServedByPeerIsNotUnreachable(t *testing.T) {
 	m, _ = p.Member(testName)
 	if m.Reason != fleetv1.ClusterReasonUnreachable || !m.UnreachableSince.Equal(clk.t) {
 		t.Errorf("owner after an hour served elsewhere: row %s, unreachable since %v; want Unreachable since %v (when it became the owner)", m.Reason, m.UnreachableSince, clk.t)
+	}
+}
+
+// Only the replica serving a member publishes its MemberCluster: another
+// one, which knows it as served elsewhere, writes nothing, not even the
+// delete of a MemberCluster whose registration it no longer sees, and
+// exports none of its series. The owner publishes it.
+func TestMemberClusterPublishedByItsOwnerOnly(t *testing.T) {
+	secret, _ := shardedHub(t)
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, coordinationv1.AddToScheme, fleetv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unregistered := &fleetv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: "unregistered"}}
+	writes := hubWrites{}
+	hub := fake.NewClientBuilder().WithScheme(scheme).WithObjects(secret, unregistered).
+		WithStatusSubresource(&fleetv1.MemberCluster{}).WithInterceptorFuncs(writes.interceptor()).Build()
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Now())
+	ids := []string{"hub-a", "hub-b"}
+	shards := map[string]*shard.Shard{}
+	for _, id := range ids {
+		s, err := shard.New(hub, hub, shard.Options{Namespace: testNamespace, Identity: id, Clock: clk}, logr.Discard())
+		if err != nil {
+			t.Fatal(err)
+		}
+		shards[id] = s
+	}
+	for range 2 {
+		for _, id := range ids {
+			shards[id].Step(ctx)
+		}
+	}
+	clear(writes) // the sessions' Leases
+	owner := shard.OwnerOf(testName, ids)
+	other := map[string]string{"hub-a": "hub-b", "hub-b": "hub-a"}[owner]
+	unregisteredOwner := shard.OwnerOf(unregistered.Name, ids)
+	reconcile := func(id, name string) {
+		t.Helper()
+		p := newTestProvider(&fakeClock{t: t0})
+		p.opts.Shard = shards[id]
+		p.upsert(registration{name: testName, labels: secret.Labels, namespace: testNamespace, hash: "h1"})
+		if _, err := (&memberClusterReconciler{provider: p, hub: hub}).Reconcile(ctx, ctrl.Request{NamespacedName: types.NamespacedName{Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	reconcile(other, testName)
+	reconcile(map[string]string{"hub-a": "hub-b", "hub-b": "hub-a"}[unregisteredOwner], unregistered.Name)
+	if len(writes) != 0 {
+		t.Errorf("writes of the replica that serves neither: %v, want none", writes)
+	}
+	if got := series(t, memberClusterReady, testName); got != -1 {
+		t.Errorf("fleetjob_member_cluster_ready of a member served elsewhere = %v, want no series", got)
+	}
+
+	reconcile(owner, testName)
+	reconcile(unregisteredOwner, unregistered.Name)
+	if writes["create"] != 1 || writes["delete"] != 1 {
+		t.Errorf("writes of the owners: %v, want the MemberCluster of %s created and that of %s deleted", writes, testName, unregistered.Name)
+	}
+}
+
+// A sharded registry is given to the manager without its Start, which the
+// manager would run on the leader only (SetupWithManager runs it on every
+// replica); an unsharded one is given whole.
+func TestForManager(t *testing.T) {
+	_, hub := shardedHub(t)
+	p := newTestProvider(&fakeClock{t: t0})
+	if _, ok := p.ForManager().(multicluster.ProviderRunnable); !ok {
+		t.Error("unsharded: ForManager() has no Start; want the registry itself")
+	}
+	s, err := shard.New(hub, hub, shard.Options{Namespace: testNamespace, Identity: "hub-a"}, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.opts.Shard = s
+	view := p.ForManager()
+	if _, ok := view.(multicluster.ProviderRunnable); ok {
+		t.Error("sharded: ForManager() has a Start the manager would run on the leader only")
+	}
+	if _, err := view.Get(context.Background(), testName); err == nil {
+		t.Errorf("sharded: Get of a member never engaged = nil error, want not found")
 	}
 }

@@ -133,6 +133,9 @@ type Reconciler struct {
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	Options   Options
+	// Shard, when set, says which member clusters this replica of the hub
+	// serves: it runs the MemberRuns of those only (nil: every one).
+	Shard Ownership
 
 	// startedAt is when the hub started: its startup grace counts from it.
 	startedAt time.Time
@@ -157,6 +160,17 @@ type Reconciler struct {
 	// ledger counts the nodes disruptive runs disrupt, and grants their
 	// starts under the FleetDisruptionBudgets.
 	ledger *disruption.Ledger
+}
+
+// Ownership says which member clusters a replica of the hub serves.
+type Ownership interface {
+	// Owns says whether this replica serves cluster now.
+	Owns(cluster string) bool
+}
+
+// owns says whether this replica runs the MemberRuns of cluster.
+func (r *Reconciler) owns(cluster string) bool {
+	return r.Shard == nil || r.Shard.Owns(cluster)
 }
 
 // reconcileClusterJob fetches the ClusterJob and its MemberRuns, creates

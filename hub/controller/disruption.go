@@ -190,6 +190,8 @@ func (r *Reconciler) disruptionStandIns(ctx context.Context, caps []disruption.C
 type budgetRelay struct {
 	ledger *disruption.Ledger
 	runs   chan<- event.TypedGenericEvent[client.Object]
+	// everyReplica runs the relay on every replica of a sharded hub.
+	everyReplica bool
 }
 
 // Start relays until ctx ends.
@@ -212,8 +214,10 @@ func (b *budgetRelay) Start(ctx context.Context) error {
 	}
 }
 
-// NeedLeaderElection: only the leader starts nodes.
-func (b *budgetRelay) NeedLeaderElection() bool { return true }
+// NeedLeaderElection: only the leader starts nodes, unless sharded: then
+// every replica starts those of the members it serves, and its ledger is
+// its own.
+func (b *budgetRelay) NeedLeaderElection() bool { return !b.everyReplica }
 
 // toHeldRuns wakes, through the budget relay, the runs a budget held back
 // when any FleetDisruptionBudget changes: a cap raised or a budget deleted

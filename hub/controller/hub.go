@@ -65,6 +65,9 @@ func SetupHub(ctx context.Context, mgr, members mcmanager.Manager, provider *clu
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
+	if s := provider.Sharded(); s != nil {
+		r.Shard = s
+	}
 	if err := r.SetupWithManager(ctx); err != nil {
 		return nil, err
 	}

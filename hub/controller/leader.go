@@ -17,10 +17,13 @@ limitations under the License.
 package controller
 
 import (
+	"context"
 	"time"
 
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
+	"sigs.k8s.io/multicluster-runtime/pkg/multicluster"
 )
 
 // LeaderElectionID names the Lease the hub's replicas elect a leader with.
@@ -54,4 +57,52 @@ func ElectLeader(o *mcmanager.Options, namespace string) {
 	o.LeaderElectionReleaseOnCancel = true
 	o.RetryPeriod = ptr.To(leaderRetry)
 	o.GracefulShutdownTimeout = ptr.To(shutdownGrace)
+}
+
+// everyReplica runs a multicluster runnable on every replica of the hub,
+// elected or not. A multicluster controller reaches the manager as
+// multicluster-runtime's wrapper of controller-runtime's, which embeds the
+// controller interface and so hides the inner controller's
+// NeedLeaderElection: whatever its options say, the manager would run it
+// on the leader only. This type says false, and forwards Start and Engage.
+type everyReplica struct {
+	mcmanager.Runnable
+	// started is closed when Start is called.
+	started chan struct{}
+}
+
+func newEveryReplica(r mcmanager.Runnable) *everyReplica {
+	return &everyReplica{Runnable: r, started: make(chan struct{})}
+}
+
+// NeedLeaderElection implements manager.LeaderElectionRunnable.
+func (*everyReplica) NeedLeaderElection() bool { return false }
+
+// Start implements manager.Runnable.
+func (e *everyReplica) Start(ctx context.Context) error {
+	close(e.started)
+	return e.Runnable.Start(ctx)
+}
+
+// Engage waits for Start before it hands a member to the controller. A
+// controller that has not started queues the member's sources, and one
+// queued for a member disengaged meanwhile fails the controller's Start,
+// and with it the hub. The wait is bounded by the member's engagement
+// (the registry's connect timeout).
+func (e *everyReplica) Engage(ctx context.Context, name multicluster.ClusterName, cl cluster.Cluster) error {
+	select {
+	case <-e.started:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return e.Runnable.Engage(ctx, name, cl)
+}
+
+// everyReplicaManager is a manager whose runnables, controllers built on
+// it among them, run on every replica of the hub.
+type everyReplicaManager struct{ mcmanager.Manager }
+
+// Add implements mcmanager.Manager.
+func (m everyReplicaManager) Add(r mcmanager.Runnable) error {
+	return m.Manager.Add(newEveryReplica(r))
 }

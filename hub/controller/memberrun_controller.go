@@ -43,6 +43,14 @@ import (
 // MemberRun and its ClusterJob from the hub's cache, observes that member
 // only, decides, acts, and writes the MemberRun's status once.
 func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+	if !r.owns(string(req.ClusterName)) {
+		// Another replica serves the cluster and writes the run's row;
+		// what this one kept of the run (a disruption grant, a held note)
+		// goes, or its budget would stay taken here.
+		r.ledger.Forget(req.NamespacedName)
+		r.held.take(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
 	r.pace.reconciling(req.NamespacedName)
 	mr := &fleetv1.MemberRun{}
 	if err := r.Hub.Get(ctx, req.NamespacedName, mr); err != nil {

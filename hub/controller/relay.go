@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	mcreconcile "sigs.k8s.io/multicluster-runtime/pkg/reconcile"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/pkg/naming"
@@ -40,8 +41,12 @@ import (
 // catches orphans in members that never reconnect.
 type changeRelay struct {
 	r *Reconciler
-	// clusterJobs wakes the fleet reconciler, memberRuns the member one.
+	// clusterJobs wakes the fleet reconciler (nil: not from here),
+	// memberRuns the member one.
 	clusterJobs, memberRuns chan<- event.TypedGenericEvent[client.Object]
+	// everyReplica runs the relay on every replica of a sharded hub, for
+	// the members each serves.
+	everyReplica bool
 }
 
 // Start relays changes until ctx ends.
@@ -89,7 +94,7 @@ func (c *changeRelay) wake(ctx context.Context, clusters []string) bool {
 			return false
 		}
 	}
-	for _, req := range c.r.unfinished(ctx) {
+	for _, req := range c.unfinished(ctx) {
 		cj := &fleetv1.ClusterJob{}
 		cj.Namespace, cj.Name = req.Namespace, req.Name
 		if !send(c.clusterJobs, cj) {
@@ -108,8 +113,16 @@ func (c *changeRelay) wake(ctx context.Context, clusters []string) bool {
 	return true
 }
 
-// NeedLeaderElection: only the leader acts on members.
-func (c *changeRelay) NeedLeaderElection() bool { return true }
+// unfinished are the ClusterJobs to wake: none when they wake otherwise.
+func (c *changeRelay) unfinished(ctx context.Context) []mcreconcile.Request {
+	if c.clusterJobs == nil {
+		return nil
+	}
+	return c.r.unfinished(ctx)
+}
+
+// NeedLeaderElection: only the leader acts on members, unless sharded.
+func (c *changeRelay) NeedLeaderElection() bool { return !c.everyReplica }
 
 func (r *Reconciler) memberNames() []string {
 	members := r.Members.Members()

@@ -18,12 +18,14 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"time"
 
 	"golang.org/x/time/rate"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
@@ -68,13 +70,23 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	if err := indexRetries(ctx, r.Manager.GetLocalManager().GetFieldIndexer()); err != nil {
 		return err
 	}
+	// Sharded, every replica runs the MemberRuns of the members it serves,
+	// and what feeds them; the leader alone runs the ClusterJobs.
+	sharded := r.Shard != nil
 	wakeJobs := make(chan event.TypedGenericEvent[client.Object])
 	wakeRuns := make(chan event.TypedGenericEvent[client.Object])
-	if err := r.Manager.GetLocalManager().Add(&changeRelay{r: r, clusterJobs: wakeJobs, memberRuns: wakeRuns}); err != nil {
+	relay := &changeRelay{r: r, clusterJobs: wakeJobs, memberRuns: wakeRuns, everyReplica: sharded}
+	if sharded {
+		// The leader's ClusterJobs wake on MemberClusters instead (below):
+		// a relay on a replica that does not lead would wait forever on a
+		// controller that never starts there.
+		relay.clusterJobs = nil
+	}
+	if err := r.Manager.GetLocalManager().Add(relay); err != nil {
 		return err
 	}
 	wakeHeld := make(chan event.TypedGenericEvent[client.Object])
-	if err := r.Manager.GetLocalManager().Add(&budgetRelay{ledger: r.ledger, runs: wakeHeld}); err != nil {
+	if err := r.Manager.GetLocalManager().Add(&budgetRelay{ledger: r.ledger, runs: wakeHeld, everyReplica: sharded}); err != nil {
 		return err
 	}
 	if err := r.Manager.GetLocalManager().Add(&budgetStatus{r: r}); err != nil {
@@ -96,30 +108,37 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 			RateLimiter:      retryLimiter(),
 		}
 	}
-	err := mcbuilder.ControllerManagedBy(r.Manager).
+	clusterJobs := mcbuilder.ControllerManagedBy(r.Manager).
 		Named("clusterjob").
 		For(&fleetv1.ClusterJob{}, append(onHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
 		Owns(&fleetv1.MemberRun{}, ownedOnHub...).
 		WatchesRawSource(source.TypedChannel(wakeJobs, handler.TypedEnqueueRequestsFromMapFunc(hubRequest))).
 		Watches(&fleetv1.ClusterSetBinding{}, r.toUnstartedClusterJobs, watchOnHub...).
-		Watches(&fleetv1.ClusterJob{}, toRetried, append(watchOnHub, mcbuilder.WithPredicates(retryLetGo()))...).
-		WithOptions(options(4)).
+		Watches(&fleetv1.ClusterJob{}, toRetried, append(watchOnHub, mcbuilder.WithPredicates(retryLetGo()))...)
+	if sharded {
+		clusterJobs = clusterJobs.Watches(&fleetv1.MemberCluster{}, r.toUnfinishedClusterJobs, append(watchOnHub, mcbuilder.WithPredicates(memberClusterChanged()))...)
+	}
+	err := clusterJobs.WithOptions(options(4)).
 		WithClusterNotFoundWrapper(false).
 		Complete(mcreconcile.Func(r.reconcileClusterJob))
 	if err != nil {
 		return err
 	}
 	nodeCreatedOrDeleted := mcbuilder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})
-	return mcbuilder.ControllerManagedBy(r.Manager).
+	memberRuns := r.Manager
+	if sharded {
+		memberRuns = everyReplicaManager{r.Manager}
+	}
+	return mcbuilder.ControllerManagedBy(memberRuns).
 		Named("memberrun").
-		Watches(&fleetv1.MemberRun{}, toItsCluster, append(watchOnHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
+		Watches(&fleetv1.MemberRun{}, r.toItsCluster, append(watchOnHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
 		Watches(&fleetv1.ClusterJob{}, r.toMemberRuns, append(watchOnHub, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
 		Watches(&batchv1.Job{}, r.toMemberRun, append(inMembers, mcbuilder.WithPredicates(r.jobChanged()))...).
 		Watches(&corev1.ConfigMap{}, r.toMemberRun, inMembers...).
 		WatchesMetadata(&corev1.Node{}, r.toRunsInCluster, append(inMembers, nodeCreatedOrDeleted)...).
 		Watches(&fleetv1.ClusterSet{}, r.toUnfinishedRuns, append(watchOnHub, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
-		WatchesRawSource(source.TypedChannel(wakeRuns, handler.TypedEnqueueRequestsFromMapFunc(memberRunRequest))).
-		WatchesRawSource(source.TypedChannel(wakeHeld, handler.TypedEnqueueRequestsFromMapFunc(memberRunRequest))).
+		WatchesRawSource(source.TypedChannel(wakeRuns, handler.TypedEnqueueRequestsFromMapFunc(r.memberRunRequest))).
+		WatchesRawSource(source.TypedChannel(wakeHeld, handler.TypedEnqueueRequestsFromMapFunc(r.memberRunRequest))).
 		Watches(&fleetv1.FleetDisruptionBudget{}, r.toHeldRuns, watchOnHub...).
 		WithOptions(options(max(1, r.Options.Parallelism))).
 		WithClusterNotFoundWrapper(false).
@@ -188,6 +207,9 @@ func (r *Reconciler) toMemberRun(name multicluster.ClusterName, _ cluster.Cluste
 		if !ok || o.GetLabels()[fleetv1.ManagedByLabel] != fleetv1.ManagedByValue {
 			return mcreconcile.Request{}, false
 		}
+		if !r.owns(string(name)) {
+			return mcreconcile.Request{}, false // a member being handed over
+		}
 		return runRequest(ns, naming.MemberRunName(cj, string(name)), string(name)), true
 	}
 	// A Job's change goes to the derivations' change feed before its
@@ -233,13 +255,15 @@ func (r *Reconciler) toMemberRun(name multicluster.ClusterName, _ cluster.Cluste
 }
 
 // toItsCluster maps a hub MemberRun to the request for its member.
-func toItsCluster(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
-	return handler.TypedEnqueueRequestsFromMapFunc(memberRunRequest)
+func (r *Reconciler) toItsCluster(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	return handler.TypedEnqueueRequestsFromMapFunc(r.memberRunRequest)
 }
 
-func memberRunRequest(_ context.Context, o client.Object) []mcreconcile.Request {
+// memberRunRequest is the request of a MemberRun whose member this replica
+// serves.
+func (r *Reconciler) memberRunRequest(_ context.Context, o client.Object) []mcreconcile.Request {
 	mr, ok := o.(*fleetv1.MemberRun)
-	if !ok {
+	if !ok || !r.owns(mr.Spec.Cluster) {
 		return nil
 	}
 	return []mcreconcile.Request{runRequest(mr.Namespace, mr.Name, mr.Spec.Cluster)}
@@ -287,7 +311,8 @@ func (r *Reconciler) toUnfinishedRuns(multicluster.ClusterName, cluster.Cluster)
 	})
 }
 
-// runRequests are the requests of the unfinished MemberRuns listed by opts.
+// runRequests are the requests of the unfinished MemberRuns listed by opts,
+// in the members this replica serves.
 func (r *Reconciler) runRequests(ctx context.Context, opts ...client.ListOption) []mcreconcile.Request {
 	list := &fleetv1.MemberRunList{}
 	if err := r.Hub.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
@@ -296,11 +321,48 @@ func (r *Reconciler) runRequests(ctx context.Context, opts ...client.ListOption)
 	}
 	var out []mcreconcile.Request
 	for i := range list.Items {
-		if mr := &list.Items[i]; !mr.Status.Phase.IsFinished() || !mr.DeletionTimestamp.IsZero() {
+		if mr := &list.Items[i]; r.owns(mr.Spec.Cluster) && (!mr.Status.Phase.IsFinished() || !mr.DeletionTimestamp.IsZero()) {
 			out = append(out, runRequest(mr.Namespace, mr.Name, mr.Spec.Cluster))
 		}
 	}
 	return out
+}
+
+// toUnfinishedClusterJobs maps a change of the fleet's members (a cluster
+// registered, connected, relabelled, lost) to every unfinished ClusterJob:
+// a run waiting for a first cluster starts within seconds.
+func (r *Reconciler) toUnfinishedClusterJobs(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []mcreconcile.Request {
+		return r.unfinished(ctx)
+	})
+}
+
+// memberClusterChanged passes the MemberCluster changes that may change a
+// run: created, deleted, relabelled, or connected, lost or refused. Not the
+// inventory's periodic writes (node counts, probe times), each of which
+// would wake every unfinished ClusterJob: a few a second at a thousand
+// members.
+func memberClusterChanged() predicate.Funcs {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			old, okOld := e.ObjectOld.(*fleetv1.MemberCluster)
+			cur, okNew := e.ObjectNew.(*fleetv1.MemberCluster)
+			if !okOld || !okNew {
+				return true
+			}
+			if !maps.Equal(old.Labels, cur.Labels) {
+				return true
+			}
+			for _, t := range []string{fleetv1.MemberClusterConnected, fleetv1.MemberClusterReady} {
+				a, b := meta.FindStatusCondition(old.Status.Conditions, t), meta.FindStatusCondition(cur.Status.Conditions, t)
+				if (a == nil) != (b == nil) || a != nil && (a.Status != b.Status || a.Reason != b.Reason) {
+					return true
+				}
+			}
+			return false
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
 }
 
 func (r *Reconciler) unfinished(ctx context.Context) []mcreconcile.Request {

@@ -83,25 +83,40 @@ var _ = Describe("A run's members", func() {
 	})
 })
 
-// callCounter counts calls through each member's clients, by cluster.
+// callCounter counts calls through each member's clients, by cluster, and
+// when the first and the last were made.
 type callCounter struct {
-	mu    sync.Mutex
-	calls map[string]int
+	mu          sync.Mutex
+	calls       map[string]int
+	first, last map[string]time.Time
 }
 
 func (c *callCounter) add(cluster string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.calls == nil {
-		c.calls = map[string]int{}
+		c.calls, c.first, c.last = map[string]int{}, map[string]time.Time{}, map[string]time.Time{}
 	}
 	c.calls[cluster]++
+	now := time.Now()
+	if _, ok := c.first[cluster]; !ok {
+		c.first[cluster] = now
+	}
+	c.last[cluster] = now
 }
 
 func (c *callCounter) of(cluster string) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.calls[cluster]
+}
+
+// span is when the first and the last call to cluster were made (zero
+// times: none was).
+func (c *callCounter) span(cluster string) (first, last time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.first[cluster], c.last[cluster]
 }
 
 // countingManager gives the reconcilers member clusters whose clients, cache

@@ -59,13 +59,12 @@ type replica struct {
 	stop, kill func()
 }
 
-// startReplica runs the registry of one hub replica with its shard, on a
-// manager that elects no leader: every replica connects its own members.
-func startReplica(id string) *replica {
+// newTestShard is the shard of replica id, on the suite's hub API server
+// (testShard's short sessions); dead, once set, cuts it off the hub, as a
+// killed process is.
+func newTestShard(id string, dead *atomic.Bool) *shard.Shard {
 	opts := testShard
 	opts.Identity = id
-	// dead cuts the replica off the hub, as a killed process is.
-	dead := &atomic.Bool{}
 	refuse := func() error {
 		if dead.Load() {
 			return errors.New("the replica was killed")
@@ -90,12 +89,20 @@ func startReplica(id string) *replica {
 	})
 	s, err := shard.New(hub, hub, opts, logf.Log.WithName("shard").WithValues("replica", id))
 	Expect(err).NotTo(HaveOccurred())
+	return s
+}
+
+// startReplica runs the registry of one hub replica with its shard, on a
+// manager that elects no leader: every replica connects its own members.
+func startReplica(id string) *replica {
+	dead := &atomic.Bool{}
+	s := newTestShard(id, dead)
 	provider := clusters.New(clusters.Options{
 		Namespace: workNamespace, QPS: 100, Burst: 200,
 		RequestTimeout: 5 * time.Second, ConnectTimeout: 10 * time.Second, HealthInterval: 500 * time.Millisecond,
 		Shard: s,
 	})
-	mgr, err := mcmanager.New(hubEnv.Config, provider, mcmanager.Options{
+	mgr, err := mcmanager.New(hubEnv.Config, provider.ForManager(), mcmanager.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
@@ -165,6 +172,18 @@ func claimedBy(g Gomega, member string) string {
 	return l.Annotations[shard.ReplicaAnnotation]
 }
 
+// deleteShardLeases deletes the sessions and claims of the replicas a spec
+// ran, so that the next spec's replicas start from none.
+func deleteShardLeases() {
+	leases := &coordinationv1.LeaseList{}
+	Expect(hubC.List(ctx, leases, client.InNamespace(workNamespace))).To(Succeed())
+	for i := range leases.Items {
+		if l := &leases.Items[i]; l.Labels[shard.PeerLabel] == "true" || l.Labels[shard.ClaimLabel] == "true" {
+			Expect(client.IgnoreNotFound(hubC.Delete(ctx, l))).To(Succeed())
+		}
+	}
+}
+
 // splitting returns two replica identities that own one member each.
 func splitting(a, b string) (string, string) {
 	for i := 0; i < 100; i++ {
@@ -195,13 +214,7 @@ var _ = Describe("Hub replicas sharing the members", func() {
 		replicas = nil
 		unregister("member-a")
 		unregister("member-b")
-		leases := &coordinationv1.LeaseList{}
-		Expect(hubC.List(ctx, leases, client.InNamespace(workNamespace))).To(Succeed())
-		for i := range leases.Items {
-			if l := &leases.Items[i]; l.Labels[shard.PeerLabel] == "true" || l.Labels[shard.ClaimLabel] == "true" {
-				Expect(client.IgnoreNotFound(hubC.Delete(ctx, l))).To(Succeed())
-			}
-		}
+		deleteShardLeases()
 	})
 
 	It("connects each member in one replica only, fences the others' writes, and moves members when a replica stops or dies", func() {

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,6 +51,7 @@ import (
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/clusters"
 	"github.com/fleetjob/fleetjob/hub/controller"
+	"github.com/fleetjob/fleetjob/hub/shard"
 )
 
 const workNamespace = fleetv1.DefaultWorkNamespace
@@ -227,10 +229,21 @@ type hubOptions struct {
 	// metrics, when set, serves /metrics as the --metrics-* flags say
 	// (default: no metrics server).
 	metrics *controller.MetricsServing
+	// shard, when set, runs the hub as one replica of a sharded hub
+	// (--shard): it runs the runs of the members its shard owns. Needs
+	// leaderElect, as --shard does.
+	shard *hubShard
 	// collector, when set, is where the hub's Collector is registered, as
 	// cmd/fleetjob-hub registers it with controller-runtime's registry:
 	// each hub of a spec has its own, the hubs share one process.
 	collector prometheus.Registerer
+}
+
+// hubShard is a replica's identity in a sharded hub; dead, once set, cuts
+// its shard off the hub, as a killed process is (then stop it).
+type hubShard struct {
+	id   string
+	dead atomic.Bool
 }
 
 // testHubID is the identity of the suite's hub.
@@ -264,9 +277,15 @@ func startHub(o hubOptions) func() {
 	if o.hubID == "" {
 		o.hubID = testHubID
 	}
+	var share *shard.Shard
+	if o.shard != nil {
+		Expect(o.leaderElect).To(BeTrue(), "a sharded hub elects a leader")
+		share = newTestShard(o.shard.id, &o.shard.dead)
+	}
 	provider := clusters.New(clusters.Options{
 		Namespace: workNamespace, QPS: 100, Burst: 200,
 		RequestTimeout: 5 * time.Second, ConnectTimeout: 10 * time.Second, HealthInterval: 500 * time.Millisecond,
+		Shard: share,
 	})
 	registry = provider
 	cfg := hubEnv.Config
@@ -301,7 +320,7 @@ func startHub(o hubOptions) func() {
 	if o.leaderElect {
 		controller.ElectLeader(&mgrOpts, workNamespace)
 	}
-	mgr, err := mcmanager.New(cfg, provider, mgrOpts)
+	mgr, err := mcmanager.New(cfg, provider.ForManager(), mgrOpts)
 	Expect(err).NotTo(HaveOccurred())
 	members := mgr
 	if o.calls != nil {
@@ -335,10 +354,24 @@ func startHub(o hubOptions) func() {
 			Fail(err.Error())
 		}
 	}()
+	// The shard's session outlives the manager, as cmd/fleetjob-hub runs
+	// it: its claims are handed back once the manager stopped.
+	sessionCtx, endSession := context.WithCancel(ctx)
+	sessionDone := make(chan struct{})
+	if share != nil {
+		go func() {
+			defer close(sessionDone)
+			_ = share.Run(sessionCtx)
+		}()
+	} else {
+		close(sessionDone)
+	}
 	var once sync.Once
 	return func() {
 		stop()
 		<-done
+		endSession()
+		<-sessionDone
 		once.Do(func() {
 			if collector != nil {
 				o.collector.Unregister(collector)

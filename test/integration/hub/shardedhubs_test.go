@@ -1,0 +1,100 @@
+/*
+Copyright 2026 The fleetjob Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package hub
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+)
+
+// The hub run as a sharded hub's replicas (--shard), each a whole hub
+// manager: the leader decides for the fleet, and each replica, elected or
+// not, connects to and runs the runs of the members it serves, and no
+// other.
+var _ = Describe("Sharded hub replicas", func() {
+	var (
+		idA, idB       string
+		callsA, callsB *callCounter
+		stopA, stopB   func()
+	)
+
+	BeforeEach(func() {
+		register(members["member-a"], admin, nil)
+		register(members["member-b"], admin, nil)
+		idA, idB = splitting("member-a", "member-b") // idA owns member-a, idB member-b
+		callsA, callsB = &callCounter{}, &callCounter{}
+		// A starts alone, and leads.
+		stopA = startHub(hubOptions{leaderElect: true, shard: &hubShard{id: idA}, calls: callsA})
+		Eventually(leaseHolder).ShouldNot(BeEmpty(), "the first replica leads")
+		stopB = startHub(hubOptions{leaderElect: true, shard: &hubShard{id: idB}, calls: callsB})
+		Eventually(func(g Gomega) {
+			g.Expect(claimedBy(g, "member-a")).To(Equal(idA))
+			g.Expect(claimedBy(g, "member-b")).To(Equal(idB))
+		}).WithTimeout(30*time.Second).Should(Succeed(), "each member claimed by its owner")
+	})
+
+	AfterEach(func() {
+		for _, m := range members {
+			m.runner.hold(false)
+		}
+		// The runs' finalizers empty each member from its owner.
+		cleanUp(func() {
+			stopB()
+			stopA()
+		})
+		deleteShardLeases()
+	})
+
+	It("runs each member's run from the replica that serves it, the one that does not lead among them, one Job per node", func() {
+		cj := makeClusterJob("sharded").Batch(2).Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(phaseOf(cj)).WithTimeout(60 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		Expect(jobNodes(members["member-a"], cj)).To(Equal(nodeNames("a", 4)))
+		Expect(jobNodes(members["member-b"], cj)).To(Equal(nodeNames("b", 7)))
+		Expect(callsA.of("member-b")).To(BeZero(), "the leader called the member another replica serves")
+		Expect(callsB.of("member-a")).To(BeZero(), "a replica called the member another replica serves")
+		Expect(callsB.of("member-b")).To(BeNumerically(">", 0), "the replica that does not lead ran its member's run")
+		Expect(callsA.of("member-a")).To(BeNumerically(">", 0))
+	})
+
+	It("hands a stopped replica's member to the other mid-run within seconds; the run completes, one Job per node, the member never called by both at once", func() {
+		b := members["member-b"]
+		b.runner.hold(true)
+		cj := makeClusterJob("handed-over").Batch(2).Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func() map[string]int { return jobNodes(b, cj) }).Should(HaveLen(2), "member-b's first group started by its replica")
+
+		stopped := time.Now()
+		stopB()
+		Eventually(func(g Gomega) string { return claimedBy(g, "member-b") }).WithTimeout(10*time.Second).WithPolling(100*time.Millisecond).
+			Should(Equal(idA), "member-b handed over to the remaining replica")
+		AddReportEntry("member hand-over mid-run", time.Since(stopped).String())
+		b.runner.hold(false)
+
+		Eventually(phaseOf(cj)).WithTimeout(60 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		Expect(jobNodes(members["member-a"], cj)).To(Equal(nodeNames("a", 4)))
+		Expect(jobNodes(b, cj)).To(Equal(nodeNames("b", 7)), "one Job per node across the hand-over")
+		_, lastB := callsB.span("member-b")
+		firstA, _ := callsA.span("member-b")
+		Expect(lastB).NotTo(BeZero())
+		Expect(firstA).To(BeTemporally(">", lastB), "the new owner called member-b before the old one's last call")
+	})
+})
