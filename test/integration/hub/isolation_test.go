@@ -84,25 +84,21 @@ var _ = Describe("A run's members", func() {
 })
 
 // callCounter counts calls through each member's clients, by cluster, and
-// when the first and the last were made.
+// keeps when each was made.
 type callCounter struct {
-	mu          sync.Mutex
-	calls       map[string]int
-	first, last map[string]time.Time
+	mu    sync.Mutex
+	calls map[string]int
+	at    map[string][]time.Time
 }
 
 func (c *callCounter) add(cluster string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.calls == nil {
-		c.calls, c.first, c.last = map[string]int{}, map[string]time.Time{}, map[string]time.Time{}
+		c.calls, c.at = map[string]int{}, map[string][]time.Time{}
 	}
 	c.calls[cluster]++
-	now := time.Now()
-	if _, ok := c.first[cluster]; !ok {
-		c.first[cluster] = now
-	}
-	c.last[cluster] = now
+	c.at[cluster] = append(c.at[cluster], time.Now())
 }
 
 func (c *callCounter) of(cluster string) int {
@@ -111,12 +107,27 @@ func (c *callCounter) of(cluster string) int {
 	return c.calls[cluster]
 }
 
-// span is when the first and the last call to cluster were made (zero
-// times: none was).
-func (c *callCounter) span(cluster string) (first, last time.Time) {
+// last is when the last call to cluster was made (zero: none was).
+func (c *callCounter) last(cluster string) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.first[cluster], c.last[cluster]
+	if at := c.at[cluster]; len(at) > 0 {
+		return at[len(at)-1]
+	}
+	return time.Time{}
+}
+
+// firstSince is when the first call to cluster at or after t was made
+// (zero: none was).
+func (c *callCounter) firstSince(cluster string, t time.Time) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, at := range c.at[cluster] {
+		if !at.Before(t) {
+			return at
+		}
+	}
+	return time.Time{}
 }
 
 // countingManager gives the reconcilers member clusters whose clients, cache

@@ -32,6 +32,7 @@ import (
 var _ = Describe("Sharded hub replicas", func() {
 	var (
 		idA, idB       string
+		shardA, shardB *hubShard
 		callsA, callsB *callCounter
 		stopA, stopB   func()
 	)
@@ -42,9 +43,10 @@ var _ = Describe("Sharded hub replicas", func() {
 		idA, idB = splitting("member-a", "member-b") // idA owns member-a, idB member-b
 		callsA, callsB = &callCounter{}, &callCounter{}
 		// A starts alone, and leads.
-		stopA = startHub(hubOptions{leaderElect: true, shard: &hubShard{id: idA}, calls: callsA})
+		shardA, shardB = &hubShard{id: idA}, &hubShard{id: idB}
+		stopA = startHub(hubOptions{leaderElect: true, shard: shardA, calls: callsA})
 		Eventually(leaseHolder).ShouldNot(BeEmpty(), "the first replica leads")
-		stopB = startHub(hubOptions{leaderElect: true, shard: &hubShard{id: idB}, calls: callsB})
+		stopB = startHub(hubOptions{leaderElect: true, shard: shardB, calls: callsB})
 		Eventually(func(g Gomega) {
 			g.Expect(claimedBy(g, "member-a")).To(Equal(idA))
 			g.Expect(claimedBy(g, "member-b")).To(Equal(idB))
@@ -92,9 +94,41 @@ var _ = Describe("Sharded hub replicas", func() {
 		Eventually(phaseOf(cj)).WithTimeout(60 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
 		Expect(jobNodes(members["member-a"], cj)).To(Equal(nodeNames("a", 4)))
 		Expect(jobNodes(b, cj)).To(Equal(nodeNames("b", 7)), "one Job per node across the hand-over")
-		_, lastB := callsB.span("member-b")
-		firstA, _ := callsA.span("member-b")
+		// The remaining replica served member-b alone before the other
+		// came (BeforeEach): only its calls since the stop count.
+		lastB, firstA := callsB.last("member-b"), callsA.firstSince("member-b", stopped)
 		Expect(lastB).NotTo(BeZero())
+		Expect(firstA).NotTo(BeZero(), "the new owner never called member-b")
 		Expect(firstA).To(BeTemporally(">", lastB), "the new owner called member-b before the old one's last call")
+	})
+
+	It("goes on when the leader is killed mid-run: the other replica leads, takes its member only once its session expired, and the run completes, one Job per node", func() {
+		a := members["member-a"]
+		a.runner.hold(true)
+		cj := makeClusterJob("leader-killed").Batch(2).Obj()
+		Expect(hubC.Create(ctx, cj)).To(Succeed())
+		Eventually(func() map[string]int { return jobNodes(a, cj) }).Should(HaveLen(2), "member-a's first group started by the leader")
+
+		// Killed, not stopped: the leader's shard can no longer reach the
+		// hub, so it hands nothing back (its manager still releases the
+		// leader Lease, as the kubelet's SIGKILL would not: the kwok e2e
+		// covers that).
+		killed := time.Now()
+		shardA.dead.Store(true)
+		stopA()
+		engagedHere := func() bool { m, _ := registry.Member("member-a"); return m.Engaged }
+		Consistently(engagedHere).WithTimeout(testShard.LeaseDuration-2*time.Second).WithPolling(100*time.Millisecond).
+			Should(BeFalse(), "member-a taken while the killed replica's session could still be live")
+		Eventually(engagedHere).WithTimeout(15*time.Second).WithPolling(100*time.Millisecond).Should(BeTrue(), "member-a moves once the session expired")
+		AddReportEntry("member move after the leader was killed", time.Since(killed).String())
+		a.runner.hold(false)
+
+		Eventually(phaseOf(cj)).WithTimeout(60*time.Second).Should(Equal(fleetv1.PhaseCompleted), "the new leader ends the run")
+		Expect(jobNodes(a, cj)).To(Equal(nodeNames("a", 4)), "one Job per node across the move")
+		Expect(jobNodes(members["member-b"], cj)).To(Equal(nodeNames("b", 7)))
+		lastA, firstB := callsA.last("member-a"), callsB.firstSince("member-a", killed)
+		Expect(firstB).NotTo(BeZero(), "the new owner never called member-a")
+		Expect(firstB).To(BeTemporally(">", lastA), "the new owner called member-a before the killed one's last call")
+		Expect(callsB.firstSince("member-a", time.Time{})).To(Equal(firstB), "the replica that does not lead called member-a before the leader was killed")
 	})
 })
