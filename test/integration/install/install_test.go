@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -32,9 +33,12 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/fleetjob/fleetjob/hub/controller"
+	"github.com/fleetjob/fleetjob/hub/shard"
+	"github.com/fleetjob/fleetjob/pkg/naming"
 )
 
 // The hub's namespace and ServiceAccount in install.yaml.
@@ -149,6 +153,38 @@ var _ = Describe("Installing a release", Ordered, func() {
 		Entry("write ConfigMaps (the old leader-election lock)", authorizationv1.ResourceAttributes{Namespace: hubNamespace, Verb: "update", Resource: "configmaps"}, false),
 		Entry("read ConfigMaps", authorizationv1.ResourceAttributes{Namespace: hubNamespace, Verb: "get", Resource: "configmaps"}, false),
 	)
+
+	It("applies config/sharded, whose Role lets the hub's ServiceAccount keep a shard's session and claim a member", func() {
+		sharded := writeFile(string(run(nil, kustomize, "build", filepath.Join("config", "sharded"))))
+		deploy := objects(string(readFile(sharded)))["Deployment/"+hubNamespace+"/fleetjob-hub"]
+		Expect(deploy).NotTo(BeNil(), "config/sharded renders no hub Deployment")
+		Expect(lookup(deploy, "spec", "replicas")).To(BeNumerically("==", 2))
+		container := lookup(deploy, "spec", "template", "spec", "containers").([]any)[0]
+		Expect(lookup(container, "args")).To(ContainElements("--leader-elect=true", "--shard"))
+		Expect(lookup(container, "env")).To(ContainElement(HaveKeyWithValue("name", "POD_NAME")))
+		kubectlRun("apply", "--server-side", "--force-conflicts", "-f", sharded)
+		DeferCleanup(func() { kubectlRun("delete", "role,rolebinding", "-n", hubNamespace, "fleetjob-hub-shard", "--ignore-not-found") })
+
+		// The shard of cmd/fleetjob-hub, as the installed ServiceAccount:
+		// its session, a claim, and the hand-back when it leaves.
+		scheme := runtime.NewScheme()
+		Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
+		hub, err := client.New(asHub(), client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+		s, err := shard.New(hub, hub, shard.Options{Namespace: hubNamespace, Identity: "fleetjob-hub-0"}, logr.Discard())
+		Expect(err).NotTo(HaveOccurred())
+		session, leave := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- s.Run(session) }()
+		Eventually(func() bool { return s.Owns("member-x") }).WithTimeout(20*time.Second).Should(BeTrue(), "the replica never joined: see the shard's Role")
+		Expect(s.Claim(ctx, "member-x")).To(Succeed())
+		claim := naming.MemberLeaseName("member-x")
+		Expect(kubectlRun("get", "lease", "-n", hubNamespace, claim, "-o", "jsonpath={.spec.holderIdentity}")).NotTo(BeEmpty())
+		leave()
+		Eventually(done).WithTimeout(20 * time.Second).Should(Receive(BeNil()))
+		Expect(kubectlRun("get", "lease", "-n", hubNamespace, claim, "-o", "jsonpath={.spec.holderIdentity}")).
+			To(BeEmpty(), "the leaving replica did not hand its claim back")
+	})
 
 	It("uninstalls as the README says, and shows what a ClusterJob left without its hub does", func() {
 		// No hub runs here: a ClusterJob that the hub had taken (its
