@@ -163,7 +163,9 @@ var _ = Describe("Installing a release", Ordered, func() {
 		Expect(lookup(container, "args")).To(ContainElements("--leader-elect=true", "--shard"))
 		Expect(lookup(container, "env")).To(ContainElement(HaveKeyWithValue("name", "POD_NAME")))
 		kubectlRun("apply", "--server-side", "--force-conflicts", "-f", sharded)
-		DeferCleanup(func() { kubectlRun("delete", "role,rolebinding", "-n", hubNamespace, "fleetjob-hub-shard", "--ignore-not-found") })
+		DeferCleanup(func() {
+			kubectlRun("delete", "role,rolebinding", "-n", hubNamespace, "fleetjob-hub-shard", "--ignore-not-found")
+		})
 
 		// The shard of cmd/fleetjob-hub, as the installed ServiceAccount:
 		// its session, a claim, and the hand-back when it leaves.
