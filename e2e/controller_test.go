@@ -141,13 +141,23 @@ type processHub struct {
 	logPath, pidPath string
 	// kubeconfig is the hub's identity: its ServiceAccount's.
 	kubeconfig string
-	cmd        *exec.Cmd
-	exited     chan struct{}
+	// args are flags besides the suite's (controllerArgs), env variables
+	// besides the suite's environment.
+	args, env []string
+	cmd       *exec.Cmd
+	exited    chan struct{}
 	// offset is the log's size when the current process started.
 	offset int64
 }
 
 func (h *processHub) start() {
+	GinkgoHelper()
+	h.launch()
+	waitEngaged(h.f, h, h.logSinceStart)
+}
+
+// launch starts the process, without waiting for it to engage anything.
+func (h *processHub) launch() {
 	GinkgoHelper()
 	Expect(h.running()).To(BeFalse(), "the hub controller is already running")
 	logFile, err := os.OpenFile(h.logPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -159,7 +169,8 @@ func (h *processHub) start() {
 	h.offset = info.Size()
 	args := append([]string{"--kubeconfig", h.kubeconfig,
 		"--metrics-bind-address=0", "--health-probe-bind-address=0"}, controllerArgs...)
-	h.cmd = exec.Command(h.bin, args...)
+	h.cmd = exec.Command(h.bin, append(args, h.args...)...)
+	h.cmd.Env = append(os.Environ(), h.env...)
 	h.cmd.Stdout, h.cmd.Stderr = logFile, logFile
 	// Dies with the suite, even when the suite is killed.
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -173,7 +184,6 @@ func (h *processHub) start() {
 		close(exited)
 	}()
 	GinkgoWriter.Printf("Started the hub controller, pid %d, log %s\n", h.cmd.Process.Pid, h.logPath)
-	waitEngaged(h.f, h, h.logSinceStart)
 }
 
 // kill sends SIGKILL: no deferred work, no graceful shutdown.

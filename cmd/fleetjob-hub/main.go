@@ -182,10 +182,12 @@ func run(serve serving, metricsOpts metricsserver.Options, members clusters.Opti
 		}},
 	}
 	if serve.leaderElect {
-		// The lease lives in the pod's namespace. It is released when
-		// mgr.Start returns, and the process exits right after: no
-		// reconcile runs once another replica may lead.
-		controller.ElectLeader(&mgrOpts, "")
+		// The lease lives in the hub's namespace, the registration
+		// namespace (the pod's, as config/manager and the chart set it;
+		// named, so that a hub run outside a cluster elects too). It is
+		// released when mgr.Start returns, and the process exits right
+		// after: no reconcile runs once another replica may lead.
+		controller.ElectLeader(&mgrOpts, members.Namespace)
 	}
 	mgr, err := mcmanager.New(cfg, provider.ForManager(), mgrOpts)
 	if err != nil {
