@@ -56,12 +56,17 @@ var _ = Describe("Approvals", func() {
 		Expect(get(cj)(Default).Status.Phase).To(Equal(fleetv1.PhaseRunning))
 		return cj
 	}
+	// decide writes the decision as a person would, on the latest
+	// ClusterJob: the hub writes its status meanwhile, and a write that
+	// lost that race (409 Conflict) is made again on the newer object.
 	decide := func(cj *fleetv1.ClusterJob, d fleetv1.ApprovalDecision) {
 		GinkgoHelper()
-		latest := get(cj)(Default)
-		patch := client.MergeFromWithOptions(latest.DeepCopy(), client.MergeFromWithOptimisticLock{})
-		latest.Spec.Approval.Decision = &d
-		Expect(hubC.Patch(ctx, latest, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			latest := get(cj)(g)
+			patch := client.MergeFromWithOptions(latest.DeepCopy(), client.MergeFromWithOptimisticLock{})
+			latest.Spec.Approval.Decision = &d
+			g.Expect(hubC.Patch(ctx, latest, patch)).To(Succeed())
+		}).Should(Succeed())
 	}
 
 	It("holds every cluster but the canary until a person approves, then runs them, and says who approved", func() {
