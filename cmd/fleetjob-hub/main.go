@@ -32,7 +32,6 @@ import (
 	_ "time/tzdata"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -41,7 +40,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -177,9 +175,7 @@ func run(serve serving, metricsOpts metricsserver.Options, members clusters.Opti
 		Metrics:                metricsOpts,
 		HealthProbeBindAddress: serve.probeAddr,
 		PprofBindAddress:       serve.pprofAddr,
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: clusters.RegistrationSecrets(members.Namespace),
-		}},
+		Cache:                  controller.CacheOptions(members.Namespace),
 	}
 	if serve.leaderElect {
 		// The lease lives in the hub's namespace, the registration

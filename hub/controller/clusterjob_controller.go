@@ -160,6 +160,8 @@ type Reconciler struct {
 	// ledger counts the nodes disruptive runs disrupt, and grants their
 	// starts under the FleetDisruptionBudgets.
 	ledger *disruption.Ledger
+	// grants, on a sharded hub, is where the replicas' ledgers meet.
+	grants *sharedGrants
 }
 
 // Ownership says which member clusters a replica of the hub serves.

@@ -71,7 +71,8 @@ func (r *Reconciler) observeDisruption(cj *fleetv1.ClusterJob, mr *fleetv1.Membe
 // nothing starts nothing now; its row names the budget, and the ledger
 // wakes it when room frees. A budget that cannot be read holds the start
 // as an error of the cluster's work: retried, and failing the cluster past
-// --member-error-timeout, so that no run waits on it forever.
+// --member-error-timeout, so that no run waits on it forever; so does a
+// grant a sharded hub could not share with its other replicas.
 func (r *Reconciler) grantDisruption(ctx context.Context, cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, in *member.Input, d *member.Decision) {
 	c := &in.Cluster
 	if !cj.Spec.DisruptsNodes() || d.Start == member.NoGroup || d.DrainOnly {
@@ -93,7 +94,11 @@ func (r *Reconciler) grantDisruption(ctx context.Context, cj *fleetv1.ClusterJob
 		return
 	}
 	want := c.State.Groups[d.Start].Pending - draining
-	g := r.ledger.Grant(disruption.Request{Key: disruptionKey(mr), Want: want, Caps: caps, StandIns: standIns})
+	g, err := r.ledger.Grant(ctx, disruption.Request{Key: disruptionKey(mr), Want: want, Caps: caps, StandIns: standIns})
+	if err != nil {
+		c.Error, d.Start = err, member.NoGroup
+		return
+	}
 	d.Limit, d.Limited = g.Nodes, true
 	if g.Nodes < want {
 		c.BudgetHold, c.BudgetWaiting = g.Hold, want-g.Nodes
@@ -275,6 +280,11 @@ func (b *budgetStatus) write(ctx context.Context) {
 	clusters, err := r.disruptionClusters(ctx)
 	if err != nil {
 		return
+	}
+	if err := r.ledger.Refresh(ctx); err != nil {
+		// The other replicas' counts as last read: the next change or
+		// resync counts them again.
+		log.FromContext(ctx).V(1).Info("Reading the other hub replicas' disruption counts", "error", err.Error())
 	}
 	snap := r.ledger.Snapshot()
 	for i := range budgets.Items {

@@ -65,11 +65,18 @@ func SetupHub(ctx context.Context, mgr, members mcmanager.Manager, provider *clu
 	if r.Clock == nil {
 		r.Clock = clock.RealClock{}
 	}
-	if s := provider.Sharded(); s != nil {
+	s := provider.Sharded()
+	if s != nil {
 		r.Shard = s
+		r.grants = newSharedGrants(local.GetClient(), local.GetAPIReader(), opts.RegistrationNamespace, s)
 	}
 	if err := r.SetupWithManager(ctx); err != nil {
 		return nil, err
+	}
+	if s != nil {
+		// A new session is published anew: the old one's section no
+		// longer counts for the other replicas.
+		s.Subscribe(r.ledger.Republish)
 	}
 	if err := provider.SetupWithManager(mgr); err != nil {
 		return nil, err

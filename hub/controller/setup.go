@@ -92,6 +92,17 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	if err := r.Manager.GetLocalManager().Add(&budgetStatus{r: r}); err != nil {
 		return err
 	}
+	if r.grants != nil {
+		// Sharded: budgets span the replicas' members; each replica's
+		// ledger meets the others' in the shared record.
+		r.ledger.Share(r.grants)
+		if err := r.Manager.GetLocalManager().Add(&grantsPublisher{ledger: r.ledger}); err != nil {
+			return err
+		}
+		if err := wakeOnPeerGrants(ctx, r.Manager.GetLocalManager().GetCache(), r.ledger, r.grants.section()); err != nil {
+			return err
+		}
+	}
 	onHub := []mcbuilder.ForOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
 	ownedOnHub := []mcbuilder.OwnsOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
 	watchOnHub := []mcbuilder.WatchesOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}

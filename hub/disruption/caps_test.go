@@ -114,7 +114,7 @@ func TestStatus(t *testing.T) {
 	l.Observe(key("reboot", "a"), 2)
 	l.Observe(key("reboot", "b"), 1)
 	l.Observe(key("reboot", "c"), 7) // not selected: not counted
-	if g := l.Grant(Request{Key: key("patch", "a"), Want: 3, Caps: caps}); g.Nodes != 0 || g.Budget != "prod" {
+	if g := grant(t, l, Request{Key: key("patch", "a"), Want: 3, Caps: caps}); g.Nodes != 0 || g.Budget != "prod" {
 		t.Fatalf("grant = %+v, want none, held by prod", g)
 	}
 	got, err := Status(&prod, clusters, l.Snapshot())

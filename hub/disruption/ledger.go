@@ -20,18 +20,27 @@ limitations under the License.
 // from the MemberRuns' rows (a reconcile behind, and written after the
 // start): it is a ledger in the hub's memory, which every disruptive run
 // updates from what it observed in its member, and in which a grant is
-// reserved in the same critical section that decides it.
+// reserved in the same critical section that decides it. On a sharded
+// hub each replica's ledger counts its own members' runs and shares its
+// counts with the other replicas (Shared).
 package disruption
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 )
+
+// publishAttempts bounds how often a grant or a publication reads and
+// writes again after losing the shared record to another replica's write.
+const publishAttempts = 8
 
 // Key names one disruptive run in one cluster: its MemberRun.
 type Key struct {
@@ -102,6 +111,22 @@ type Ledger struct {
 	// changed is signalled on any change of a count or a wait, for the
 	// budgets' status.
 	changed chan struct{}
+
+	// shared, when set, is where this replica's counts meet the other
+	// replicas'. Grants and publications hold publishing, one at a time,
+	// from the read of the record to the write of this replica's section.
+	shared     Shared
+	publishing sync.Mutex
+	// peers are the other replicas' counts as last read; published is
+	// what this replica last published, unpublished signalled when its
+	// counts changed since.
+	peers       Usage
+	published   string
+	unpublished chan struct{}
+	// session counts Republish calls; publishedIn is the count the last
+	// publication was made at: a publication under an older one is
+	// written again even if unchanged.
+	session, publishedIn atomic.Int64
 }
 
 // held is a run a grant held back, and the budget that held it.
@@ -114,8 +139,13 @@ type held struct {
 // runs not observed yet at their stand-ins.
 func NewLedger() *Ledger {
 	return &Ledger{entries: map[types.NamespacedName]entry{}, waiting: map[types.NamespacedName]held{},
-		freed: make(chan struct{}, 1), changed: make(chan struct{}, 1)}
+		freed: make(chan struct{}, 1), changed: make(chan struct{}, 1), unpublished: make(chan struct{}, 1)}
 }
+
+// Share makes the ledger one replica's of a sharded hub: its grants count
+// what the other replicas publish in shared, and are published there
+// before they are made. Call it before any grant.
+func (l *Ledger) Share(shared Shared) { l.shared = shared }
 
 // Observe sets the nodes the run disrupts in its cluster as its member
 // reconcile derived them (Jobs created and not finished, nodes awaiting
@@ -131,7 +161,7 @@ func (l *Ledger) Observe(k Key, disrupted int) {
 		l.signal()
 	}
 	if !seen || disrupted != old.count() {
-		notify(l.changed)
+		l.touched()
 	}
 }
 
@@ -150,25 +180,86 @@ func (l *Ledger) Forget(run types.NamespacedName) {
 		}
 	}
 	if ok || waited {
-		notify(l.changed)
+		l.touched()
 	}
 }
 
 // Grant decides how many of the nodes asked for may start now under every
 // cap, and reserves them at once: a grant to a parallel reconcile of
 // another run counts them. A run granted less than it asked for is woken
-// (Freed) when room frees.
-func (l *Ledger) Grant(req Request) Grant {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	usage := maps.Clone(req.StandIns)
+// (Freed) when room frees. Shared, the grant counts the other replicas'
+// runs too, and is published before it is made: it fails when the shared
+// record cannot be read or written, and then grants nothing.
+func (l *Ledger) Grant(ctx context.Context, req Request) (Grant, error) {
+	if l.shared == nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		g := Decide(req.Key, req.Want, req.Caps, l.usage(req.StandIns))
+		l.commit(req, g)
+		return g, nil
+	}
+	l.publishing.Lock()
+	defer l.publishing.Unlock()
+	session := l.session.Load()
+	for attempt := 1; ; attempt++ {
+		peers, version, err := l.shared.Read(ctx)
+		if err != nil {
+			return Grant{}, fmt.Errorf("reading the other hub replicas' disruption counts: %w", err)
+		}
+		l.mu.Lock()
+		l.peers = peers
+		g := Decide(req.Key, req.Want, req.Caps, l.usage(req.StandIns))
+		mine := l.own()
+		l.mu.Unlock()
+		if g.Nodes > 0 {
+			mine.Nodes[req.Key] += g.Nodes
+			delete(mine.Held, req.Key)
+			err := l.shared.Publish(ctx, mine, version)
+			if apierrors.IsConflict(err) && attempt < publishAttempts {
+				continue
+			}
+			if err != nil {
+				return Grant{}, fmt.Errorf("publishing a disruption grant to the other hub replicas: %w", err)
+			}
+			l.published, _ = EncodeSection("", mine)
+			l.publishedIn.Store(session)
+		}
+		l.mu.Lock()
+		l.commit(req, g)
+		l.mu.Unlock()
+		return g, nil
+	}
+}
+
+// usage is every run's count as this ledger knows it: the stand-ins, the
+// peers' counts over them, its own over both. Called with l.mu held.
+func (l *Ledger) usage(standIns map[Key]int) map[Key]int {
+	usage := maps.Clone(standIns)
 	if usage == nil {
 		usage = map[Key]int{}
 	}
+	maps.Copy(usage, l.peers.Nodes)
 	for _, e := range l.entries {
 		usage[e.key] = e.count()
 	}
-	g := Decide(req.Key, req.Want, req.Caps, usage)
+	return usage
+}
+
+// own is what this ledger counts, to publish. Called with l.mu held.
+func (l *Ledger) own() Usage {
+	u := Usage{Nodes: make(map[Key]int, len(l.entries)), Held: make(map[Key]string, len(l.waiting))}
+	for _, e := range l.entries {
+		u.Nodes[e.key] = e.count()
+	}
+	for _, h := range l.waiting {
+		u.Held[h.key] = h.budget
+	}
+	return u
+}
+
+// commit reserves what g grants and notes whether req's run waits. Called
+// with l.mu held.
+func (l *Ledger) commit(req Request, g Grant) {
 	if g.Nodes > 0 {
 		e := l.entries[req.Run]
 		e.key = req.Key
@@ -182,9 +273,78 @@ func (l *Ledger) Grant(req Request) Grant {
 		delete(l.waiting, req.Run)
 	}
 	if g.Nodes > 0 || waited != (g.Nodes < req.Want) || waited && before.budget != g.Budget {
-		notify(l.changed)
+		l.touched()
 	}
-	return g
+}
+
+// Publish writes this replica's counts to the shared record if they
+// changed since it last did: a count that fell frees room for the other
+// replicas' runs. Unpublished says when to call it; a new session
+// (Republish) publishes again whatever changed.
+func (l *Ledger) Publish(ctx context.Context) error {
+	if l.shared == nil {
+		return nil
+	}
+	l.publishing.Lock()
+	defer l.publishing.Unlock()
+	session := l.session.Load()
+	for attempt := 1; ; attempt++ {
+		peers, version, err := l.shared.Read(ctx)
+		if err != nil {
+			return fmt.Errorf("reading the other hub replicas' disruption counts: %w", err)
+		}
+		l.mu.Lock()
+		l.peers = peers
+		mine := l.own()
+		l.mu.Unlock()
+		encoded, err := EncodeSection("", mine)
+		if err != nil || encoded == l.published && session == l.publishedIn.Load() {
+			return err
+		}
+		err = l.shared.Publish(ctx, mine, version)
+		if apierrors.IsConflict(err) && attempt < publishAttempts {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("publishing disruption counts to the other hub replicas: %w", err)
+		}
+		l.published = encoded
+		l.publishedIn.Store(session)
+		return nil
+	}
+}
+
+// Republish has the next Publish write this replica's counts even if
+// unchanged: its session may have changed, and what it published under
+// the old one no longer counts. It never blocks.
+func (l *Ledger) Republish() {
+	l.session.Add(1)
+	notify(l.unpublished)
+}
+
+// Refresh reads the other replicas' counts, for Snapshot.
+func (l *Ledger) Refresh(ctx context.Context) error {
+	if l.shared == nil {
+		return nil
+	}
+	peers, _, err := l.shared.Read(ctx)
+	if err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.peers = peers
+	l.mu.Unlock()
+	return nil
+}
+
+// Unpublished is signalled when this replica's counts changed since it
+// last published them.
+func (l *Ledger) Unpublished() <-chan struct{} { return l.unpublished }
+
+// touched signals a change of a count or a wait. Called with l.mu held.
+func (l *Ledger) touched() {
+	notify(l.changed)
+	notify(l.unpublished)
 }
 
 // Freed is signalled when room may have freed for a run a grant held
@@ -236,9 +396,10 @@ func (l *Ledger) Changed() <-chan struct{} { return l.changed }
 // Snapshot is the ledger's counts at one moment.
 type Snapshot struct {
 	// Usage is every observed run's disrupted nodes, with its grants not
-	// seen started yet.
+	// seen started yet; shared, the other replicas' runs too, as last read.
 	Usage map[Key]int
-	// Waiting counts the runs each budget holds back, by budget.
+	// Waiting counts the runs each budget holds back, by budget (shared,
+	// on every replica).
 	Waiting map[string]int
 }
 
@@ -246,9 +407,11 @@ type Snapshot struct {
 func (l *Ledger) Snapshot() Snapshot {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	s := Snapshot{Usage: make(map[Key]int, len(l.entries)), Waiting: map[string]int{}}
-	for _, e := range l.entries {
-		s.Usage[e.key] = e.count()
+	s := Snapshot{Usage: l.usage(nil), Waiting: map[string]int{}}
+	for k, budget := range l.peers.Held {
+		if _, mine := l.waiting[k.Run]; !mine {
+			s.Waiting[budget]++
+		}
 	}
 	for _, h := range l.waiting {
 		s.Waiting[h.budget]++

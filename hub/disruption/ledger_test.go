@@ -17,6 +17,7 @@ limitations under the License.
 package disruption
 
 import (
+	"context"
 	"sync"
 	"testing"
 
@@ -103,15 +104,15 @@ func TestLedger(t *testing.T) {
 	reboot, patch := key("reboot", "a"), key("patch", "a")
 
 	l := NewLedger()
-	if g := l.Grant(Request{Key: reboot, Want: 2, Caps: fdb}); g.Nodes != 2 {
+	if g := grant(t, l, Request{Key: reboot, Want: 2, Caps: fdb}); g.Nodes != 2 {
 		t.Fatalf("first grant = %d, want 2", g.Nodes)
 	}
 	// Reserved at once: a parallel reconcile of another run sees them
 	// before reboot's Jobs are observed.
-	if g := l.Grant(Request{Key: patch, Want: 2, Caps: fdb}); g.Nodes != 1 {
+	if g := grant(t, l, Request{Key: patch, Want: 2, Caps: fdb}); g.Nodes != 1 {
 		t.Fatalf("grant beside a reservation = %d, want 1", g.Nodes)
 	}
-	if g := l.Grant(Request{Key: patch, Want: 1, Caps: fdb}); g.Nodes != 0 {
+	if g := grant(t, l, Request{Key: patch, Want: 1, Caps: fdb}); g.Nodes != 0 {
 		t.Fatalf("grant at the cap = %d, want 0", g.Nodes)
 	}
 	select {
@@ -121,7 +122,7 @@ func TestLedger(t *testing.T) {
 	}
 	// reboot started both; the observation replaces its reservation.
 	l.Observe(reboot, 2)
-	if g := l.Grant(Request{Key: patch, Want: 1, Caps: fdb}); g.Nodes != 0 {
+	if g := grant(t, l, Request{Key: patch, Want: 1, Caps: fdb}); g.Nodes != 0 {
 		t.Fatalf("grant after an observation at the same count = %d, want 0", g.Nodes)
 	}
 	// One of reboot's nodes finished: the held run is woken.
@@ -135,12 +136,12 @@ func TestLedger(t *testing.T) {
 		t.Errorf("waiting (-want +got):\n%s", diff)
 	}
 	l.Observe(patch, 1) // its earlier grant started
-	if g := l.Grant(Request{Key: patch, Want: 1, Caps: fdb}); g.Nodes != 1 {
+	if g := grant(t, l, Request{Key: patch, Want: 1, Caps: fdb}); g.Nodes != 1 {
 		t.Fatalf("grant after a node finished = %d, want 1", g.Nodes)
 	}
 	// A finished run gives its nodes back.
 	l.Forget(reboot.Run)
-	if g := l.Grant(Request{Key: patch, Want: 5, Caps: fdb}); g.Nodes != 1 {
+	if g := grant(t, l, Request{Key: patch, Want: 5, Caps: fdb}); g.Nodes != 1 {
 		t.Fatalf("grant after the other run ended = %d, want 1 (patch holds 1 observed and 1 reserved)", g.Nodes)
 	}
 }
@@ -151,13 +152,13 @@ func TestLedgerStandIns(t *testing.T) {
 	l := NewLedger()
 	// After a restart patch has not been observed: its row's 3 count.
 	standIns := map[Key]int{patch: 3}
-	if g := l.Grant(Request{Key: reboot, Want: 4, Caps: fdb, StandIns: standIns}); g.Nodes != 1 {
+	if g := grant(t, l, Request{Key: reboot, Want: 4, Caps: fdb, StandIns: standIns}); g.Nodes != 1 {
 		t.Fatalf("grant beside a stand-in = %d, want 1", g.Nodes)
 	}
 	// Once observed, the ledger's count wins over the (stale) row.
 	l.Observe(patch, 0)
 	l.Observe(reboot, 1)
-	if g := l.Grant(Request{Key: reboot, Want: 4, Caps: fdb, StandIns: standIns}); g.Nodes != 3 {
+	if g := grant(t, l, Request{Key: reboot, Want: 4, Caps: fdb, StandIns: standIns}); g.Nodes != 3 {
 		t.Fatalf("grant once observed = %d, want 3", g.Nodes)
 	}
 }
@@ -175,7 +176,7 @@ func TestLedgerParallelGrants(t *testing.T) {
 		k := key(string(rune('a'+i)), "a")
 		wg.Go(func() {
 			for range 50 {
-				g := l.Grant(Request{Key: k, Want: 2, Caps: caps})
+				g := grant(t, l, Request{Key: k, Want: 2, Caps: caps})
 				mu.Lock()
 				running += g.Nodes
 				peak = max(peak, running)
@@ -195,4 +196,14 @@ func TestLedgerParallelGrants(t *testing.T) {
 	if peak == 0 {
 		t.Error("no node was ever granted")
 	}
+}
+
+// grant asks l for req; a ledger of its own never fails to grant.
+func grant(t *testing.T, l *Ledger, req Request) Grant {
+	t.Helper()
+	g, err := l.Grant(context.Background(), req)
+	if err != nil {
+		t.Errorf("Grant(%+v) failed: %v", req, err)
+	}
+	return g
 }

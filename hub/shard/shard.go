@@ -138,6 +138,9 @@ type Shard struct {
 	renewed time.Time
 	// peers are the live replicas' identities, sorted, this one included.
 	peers []string
+	// sessions are the live replicas' sessions as last read, this one's
+	// excluded: what the replicas publish is theirs only while these live.
+	sessions map[string]bool
 	// claims are the members claimed in this session.
 	claims map[string]*claim
 	// releasing are members to hand back, retried every renewal until
@@ -212,11 +215,12 @@ func (s *Shard) Step(ctx context.Context) {
 	if err != nil {
 		s.log.Error(err, "Renewing the replica's session failed; retrying", "identity", s.opts.Identity)
 	}
-	peers, err := s.livePeers(ctx)
+	peers, sessions, err := s.livePeers(ctx)
 	if err != nil {
 		s.log.Error(err, "Reading the hub replicas failed; retrying", "identity", s.opts.Identity)
 	} else {
 		s.mu.Lock()
+		s.sessions = sessions
 		if !slices.Equal(peers, s.peers) {
 			s.log.Info("Hub replicas changed", "replicas", peers)
 			s.peers, changed = peers, true
@@ -328,17 +332,19 @@ func identityOf(session string) string {
 }
 
 // livePeers lists the replicas whose sessions have not expired by this
-// replica's clock, and this one while its session is held.
-func (s *Shard) livePeers(ctx context.Context) ([]string, error) {
+// replica's clock, and this one while its session is held; and the other
+// replicas' live sessions.
+func (s *Shard) livePeers(ctx context.Context) ([]string, map[string]bool, error) {
 	leases := &coordinationv1.LeaseList{}
 	if err := s.reader.List(ctx, leases, client.InNamespace(s.opts.Namespace), client.MatchingLabels{PeerLabel: "true"}); err != nil {
-		return nil, fmt.Errorf("listing session Leases: %w", err)
+		return nil, nil, fmt.Errorf("listing session Leases: %w", err)
 	}
 	now := s.opts.Clock.Now()
-	live := map[string]bool{}
+	live, sessions := map[string]bool{}, map[string]bool{}
 	for i := range leases.Items {
-		if id := leases.Items[i].Annotations[ReplicaAnnotation]; id != "" && alive(&leases.Items[i], now) {
+		if id := leases.Items[i].Annotations[ReplicaAnnotation]; id != "" && id != s.opts.Identity && alive(&leases.Items[i], now) {
 			live[id] = true
+			sessions[*leases.Items[i].Spec.HolderIdentity] = true
 		}
 	}
 	s.mu.Lock()
@@ -351,7 +357,32 @@ func (s *Shard) livePeers(ctx context.Context) ([]string, error) {
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return out, sessions, nil
+}
+
+// Session is this replica's session while it is held, "" otherwise: what
+// it publishes for its peers names it.
+func (s *Shard) Session() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.opts.Clock.Now().Before(s.heldUntil()) {
+		return ""
+	}
+	return s.session
+}
+
+// LiveSession says whether session is this replica's held session or a
+// peer's live one, as the last read of the peers found them.
+func (s *Shard) LiveSession(session string) bool {
+	if session == "" {
+		return false
+	}
+	if session == s.Session() {
+		return true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sessions[session]
 }
 
 // alive says whether a session Lease was renewed within its duration.

@@ -482,3 +482,37 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// What a replica publishes for its peers counts while its session lives:
+// each sees the other's session live until it expires, and its own while
+// it holds it.
+func TestLiveSessions(t *testing.T) {
+	f := newFleet(t, "hub-a", "hub-b")
+	a, b := f.shards["hub-a"], f.shards["hub-b"]
+	if a.Session() != "" || a.LiveSession("") {
+		t.Fatalf("a replica that never renewed has session %q", a.Session())
+	}
+	f.step(0, "hub-a", "hub-b")
+	sa, sb := a.Session(), b.Session()
+	if sa == "" || sb == "" || sa == sb {
+		t.Fatalf("sessions %q and %q, want two", sa, sb)
+	}
+	for _, s := range []string{sa, sb} {
+		if !a.LiveSession(s) {
+			t.Errorf("hub-a sees session %s dead", s)
+		}
+	}
+	if a.LiveSession("hub-b/000000000000") {
+		t.Error("hub-a sees a session hub-b never held live")
+	}
+	// hub-b stops renewing: its session dies for hub-a once expired.
+	f.step(a.opts.LeaseDuration, "hub-a")
+	if a.LiveSession(sb) {
+		t.Errorf("hub-a sees hub-b's expired session live")
+	}
+	// hub-b's clock ran too: past its fence it publishes under no session.
+	f.clocks["hub-b"].Step(b.opts.LeaseDuration)
+	if b.Session() != "" {
+		t.Errorf("hub-b past its fence still has session %q", b.Session())
+	}
+}

@@ -78,6 +78,11 @@ func MemberRunName(clusterJob, cluster string) string {
 	return readable + suffix
 }
 
+// DisruptionGrants is the ConfigMap, in the hub's namespace, where the
+// replicas of a sharded hub publish the nodes their runs disrupt, for
+// FleetDisruptionBudgets spanning members of several replicas.
+const DisruptionGrants = "fleetjob-disruption-grants"
+
 // PeerLeaseName is the name of the Lease hub replica identity renews to
 // say it is alive and serves its share of the members: a valid DNS-1123
 // subdomain, distinct for every identity.

@@ -21,6 +21,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
@@ -80,6 +84,47 @@ var _ = Describe("Sharded hub replicas", func() {
 		Expect(callsB.firstSince("member-a", time.Time{})).To(BeZero(), "a replica called the member another replica serves")
 		Expect(callsB.of("member-b")).To(BeNumerically(">", 0), "the replica that does not lead ran its member's run")
 		Expect(callsA.of("member-a")).To(BeNumerically(">", 0))
+	})
+
+	It("keeps a budget over both replicas' members: their runs never pass it together, the budget's status counts both, and the run completes with one Job per node", func() {
+		fdb := disruptionBudget("across-replicas", nil, ptr.To(intstr.FromInt32(3)))
+		fdb.Spec.ClusterSelector = &metav1.LabelSelector{} // both members
+		Expect(hubC.Create(ctx, fdb)).To(Succeed())
+		DeferCleanup(func() { Expect(client.IgnoreNotFound(hubC.Delete(ctx, fdb))).To(Succeed()) })
+		for _, m := range members {
+			m.runner.hold(true)
+		}
+		reboot := makeClusterJob("reboot-sharded").Obj()
+		reboot.Spec.Disruptive = true
+		Expect(hubC.Create(ctx, reboot)).To(Succeed())
+		sampler := sampleDisruption(ctx, reboot)
+
+		// Each replica alone would grant its member 3: together, 3 in all.
+		running := func() int {
+			return len(jobNodes(members["member-a"], reboot)) + len(jobNodes(members["member-b"], reboot))
+		}
+		Eventually(running).WithTimeout(20 * time.Second).Should(Equal(3))
+		Consistently(running).WithTimeout(3*time.Second).Should(Equal(3), "nothing starts past the budget on either replica")
+		Eventually(func(g Gomega) fleetv1.FleetDisruptionBudgetStatus {
+			got := &fleetv1.FleetDisruptionBudget{}
+			g.Expect(hubC.Get(ctx, client.ObjectKeyFromObject(fdb), got)).To(Succeed())
+			return got.Status
+		}).WithTimeout(10*time.Second).Should(And(
+			HaveField("Clusters", BeEquivalentTo(2)), HaveField("DisruptedNodes", BeEquivalentTo(3)), HaveField("WaitingClusters", BeNumerically(">=", 1))),
+			"the leader's status counts the other replica's runs")
+
+		// Released: room freed on one replica reaches the other's held run.
+		for _, m := range members {
+			m.runner.hold(false)
+		}
+		Eventually(phaseOf(reboot)).WithTimeout(120 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
+		Expect(jobNodes(members["member-a"], reboot)).To(Equal(nodeNames("a", 4)), "one Job per node")
+		Expect(jobNodes(members["member-b"], reboot)).To(Equal(nodeNames("b", 7)), "one Job per node")
+		_, all, events := sampler.peaks()
+		Expect(events).To(BeNumerically(">=", 2*11), "every Job was seen created and finished")
+		Expect(all).To(Equal(3), "the budget's total, reached and never passed across the replicas")
+		Expect(callsA.firstSince("member-b", split)).To(BeZero(), "the leader called the member another replica serves")
+		Expect(callsB.firstSince("member-a", time.Time{})).To(BeZero(), "a replica called the member another replica serves")
 	})
 
 	It("hands a stopped replica's member to the other mid-run within seconds; the run completes, one Job per node, the member never called by both at once", func() {

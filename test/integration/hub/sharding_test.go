@@ -30,7 +30,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -41,6 +40,7 @@ import (
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/clusters"
+	"github.com/fleetjob/fleetjob/hub/controller"
 	"github.com/fleetjob/fleetjob/hub/shard"
 	"github.com/fleetjob/fleetjob/pkg/naming"
 )
@@ -107,9 +107,7 @@ func startReplica(id string) *replica {
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-			&corev1.Secret{}: clusters.RegistrationSecrets(workNamespace),
-		}},
+		Cache:                  controller.CacheOptions(workNamespace),
 	})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(provider.SetupWithManager(mgr)).To(Succeed())
@@ -182,6 +180,8 @@ func deleteShardLeases() {
 			Expect(client.IgnoreNotFound(hubC.Delete(ctx, l))).To(Succeed())
 		}
 	}
+	grants := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: workNamespace, Name: naming.DisruptionGrants}}
+	Expect(client.IgnoreNotFound(hubC.Delete(ctx, grants))).To(Succeed())
 }
 
 // splitting returns two replica identities that own one member each.
