@@ -70,7 +70,7 @@ func main() {
 	flag.StringVar(&serve.probeAddr, "health-probe-bind-address", ":8081", "Address of the health probes.")
 	flag.StringVar(&serve.pprofAddr, "pprof-bind-address", "", "Address of the Go profiler (net/http/pprof); empty disables it.")
 	flag.BoolVar(&serve.leaderElect, "leader-elect", false, "Elect a leader, so that only one replica acts.")
-	flag.BoolVar(&serve.shard, "shard", false, "Experimental: divide the member clusters among the hub's replicas, each connecting to and running the runs of its share, the leader deciding for the fleet. Needs --leader-elect, the replica's name in POD_NAME, and get, list, create, update and delete on Leases in the registration namespace. Fleet disruption budgets are enforced per replica until budgets are granted across replicas.")
+	flag.BoolVar(&serve.shard, "shard", false, "Experimental: divide the member clusters among the hub's replicas, each connecting to and running the runs of its share, the leader deciding for the fleet. Needs --leader-elect, the replica's name in POD_NAME, get, list, create and update on Leases, and get, list, watch, create and update on ConfigMaps in the registration namespace (config/sharded).")
 	flag.StringVar(&namespace, "registration-namespace", defaults.RegistrationNamespace, "Hub namespace of the member registration Secrets.")
 	// A group's Jobs are created in a burst: at 100 QPS a 1,000-node group
 	// took 8 s to start, the Jobs themselves less than that on kwok. The
