@@ -431,7 +431,8 @@ func cleanUp(stopHub func()) {
 		g.Expect(list.Items).To(BeEmpty())
 	}).WithTimeout(30 * time.Second).Should(Succeed())
 	stopHub()
-	for _, name := range []string{"member-a", "member-b", "forbidden"} {
+	unregister("forbidden")
+	for name := range members {
 		unregister(name)
 	}
 	for _, m := range members {
@@ -467,7 +468,11 @@ func forgetFleet() {
 			_ = hubC.Delete(ctx, cj)
 		}
 	}
-	for _, name := range []string{"member-a", "member-b", "forbidden"} {
+	names := []string{"forbidden"}
+	for name := range members {
+		names = append(names, name)
+	}
+	for _, name := range names {
 		_ = hubC.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: workNamespace}})
 	}
 	managed := client.MatchingLabels{fleetv1.ManagedByLabel: fleetv1.ManagedByValue}

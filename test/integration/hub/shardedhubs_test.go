@@ -17,6 +17,8 @@ limitations under the License.
 package hub
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -27,13 +29,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/shard"
 )
 
 // The hub run as a sharded hub's replicas (--shard), each a whole hub
 // manager: the leader decides for the fleet, and each replica, elected or
 // not, connects to and runs the runs of the members it serves, and no
 // other.
-var _ = Describe("Sharded hub replicas", func() {
+var _ = Describe("Sharded hub replicas", Ordered, func() {
 	var (
 		idA, idB       string
 		shardA, shardB *hubShard
@@ -42,10 +45,48 @@ var _ = Describe("Sharded hub replicas", func() {
 		// split is when each member was claimed by its owner.
 		split time.Time
 	)
+	// owner is the replica that serves member while both live.
+	owner := func(member string) string { return shard.OwnerOf(member, []string{idA, idB}) }
+	// servedBy are the members replica id serves while both live.
+	servedBy := func(id string) []string {
+		var out []string
+		for name := range members {
+			if owner(name) == id {
+				out = append(out, name)
+			}
+		}
+		return out
+	}
+	// onlyOwnersCalled: no replica called, since split, a member the other
+	// serves.
+	onlyOwnersCalled := func() {
+		GinkgoHelper()
+		for name := range members {
+			other := callsA
+			if owner(name) == idA {
+				other = callsB
+			}
+			Expect(other.firstSince(name, split)).To(BeZero(), "%s was called by the replica that does not serve it", name)
+		}
+	}
+	// oneJobPerNode: the run ran every node of every member once.
+	oneJobPerNode := func(cj *fleetv1.ClusterJob) {
+		GinkgoHelper()
+		for name, m := range members {
+			Expect(jobNodes(m, cj)).To(Equal(memberNodes(m)), "one Job per node in %s", name)
+		}
+	}
+
+	BeforeAll(func() {
+		// Four members: each replica serves several, and moves them
+		// together.
+		addMembers(map[string]int{"member-c": 3, "member-d": 5})
+	})
 
 	BeforeEach(func() {
-		register(members["member-a"], admin, nil)
-		register(members["member-b"], admin, nil)
+		for _, m := range members {
+			register(m, admin, nil)
+		}
 		idA, idB = splitting("member-a", "member-b") // idA owns member-a, idB member-b
 		callsA, callsB = &callCounter{}, &callCounter{}
 		// A starts alone, and leads.
@@ -54,11 +95,12 @@ var _ = Describe("Sharded hub replicas", func() {
 		Eventually(leaseHolder).ShouldNot(BeEmpty(), "the first replica leads")
 		stopB = startHub(hubOptions{leaderElect: true, shard: shardB, calls: callsB})
 		Eventually(func(g Gomega) {
-			g.Expect(claimedBy(g, "member-a")).To(Equal(idA))
-			g.Expect(claimedBy(g, "member-b")).To(Equal(idB))
+			for name := range members {
+				g.Expect(claimedBy(g, name)).To(Equal(owner(name)), "the claim of %s", name)
+			}
 		}).WithTimeout(30*time.Second).Should(Succeed(), "each member claimed by its owner")
-		// A served both members alone until B came: its calls to member-b
-		// before B claimed it are no overlap.
+		// A served every member alone until B came: its calls to B's
+		// members before B claimed them are no overlap.
 		split = time.Now()
 	})
 
@@ -75,20 +117,25 @@ var _ = Describe("Sharded hub replicas", func() {
 	})
 
 	It("runs each member's run from the replica that serves it, the one that does not lead among them, one Job per node", func() {
+		Expect(servedBy(idA)).NotTo(BeEmpty())
+		Expect(servedBy(idB)).NotTo(BeEmpty())
 		cj := makeClusterJob("sharded").Batch(2).Obj()
 		Expect(hubC.Create(ctx, cj)).To(Succeed())
 		Eventually(phaseOf(cj)).WithTimeout(60 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
-		Expect(jobNodes(members["member-a"], cj)).To(Equal(nodeNames("a", 4)))
-		Expect(jobNodes(members["member-b"], cj)).To(Equal(nodeNames("b", 7)))
-		Expect(callsA.firstSince("member-b", split)).To(BeZero(), "the leader called the member another replica serves")
-		Expect(callsB.firstSince("member-a", time.Time{})).To(BeZero(), "a replica called the member another replica serves")
-		Expect(callsB.of("member-b")).To(BeNumerically(">", 0), "the replica that does not lead ran its member's run")
-		Expect(callsA.of("member-a")).To(BeNumerically(">", 0))
+		oneJobPerNode(cj)
+		onlyOwnersCalled()
+		for name := range members {
+			calls := callsA
+			if owner(name) == idB {
+				calls = callsB
+			}
+			Expect(calls.of(name)).To(BeNumerically(">", 0), "%s's run ran from its replica (B does not lead)", name)
+		}
 	})
 
 	It("keeps a budget over both replicas' members: their runs never pass it together, the budget's status counts both, and the run completes with one Job per node", func() {
 		fdb := disruptionBudget("across-replicas", nil, ptr.To(intstr.FromInt32(3)))
-		fdb.Spec.ClusterSelector = &metav1.LabelSelector{} // both members
+		fdb.Spec.ClusterSelector = &metav1.LabelSelector{} // every member
 		Expect(hubC.Create(ctx, fdb)).To(Succeed())
 		DeferCleanup(func() { Expect(client.IgnoreNotFound(hubC.Delete(ctx, fdb))).To(Succeed()) })
 		for _, m := range members {
@@ -97,11 +144,19 @@ var _ = Describe("Sharded hub replicas", func() {
 		reboot := makeClusterJob("reboot-sharded").Obj()
 		reboot.Spec.Disruptive = true
 		Expect(hubC.Create(ctx, reboot)).To(Succeed())
-		sampler := sampleDisruption(ctx, reboot)
+		// Its watches end with the spec: an API server stops only once
+		// its watches have.
+		sampleCtx, stopSampling := context.WithCancel(ctx)
+		DeferCleanup(stopSampling)
+		sampler := sampleDisruption(sampleCtx, reboot)
 
-		// Each replica alone would grant its member 3: together, 3 in all.
+		// Each replica alone would grant its members 3: together, 3 in all.
 		running := func() int {
-			return len(jobNodes(members["member-a"], reboot)) + len(jobNodes(members["member-b"], reboot))
+			n := 0
+			for _, m := range members {
+				n += len(jobNodes(m, reboot))
+			}
+			return n
 		}
 		Eventually(running).WithTimeout(20 * time.Second).Should(Equal(3))
 		Consistently(running).WithTimeout(3*time.Second).Should(Equal(3), "nothing starts past the budget on either replica")
@@ -110,49 +165,54 @@ var _ = Describe("Sharded hub replicas", func() {
 			g.Expect(hubC.Get(ctx, client.ObjectKeyFromObject(fdb), got)).To(Succeed())
 			return got.Status
 		}).WithTimeout(10*time.Second).Should(And(
-			HaveField("Clusters", BeEquivalentTo(2)), HaveField("DisruptedNodes", BeEquivalentTo(3)), HaveField("WaitingClusters", BeNumerically(">=", 1))),
+			HaveField("Clusters", BeEquivalentTo(len(members))), HaveField("DisruptedNodes", BeEquivalentTo(3)), HaveField("WaitingClusters", BeNumerically(">=", 1))),
 			"the leader's status counts the other replica's runs")
 
-		// Released: room freed on one replica reaches the other's held run.
+		// Released: room freed on one replica reaches the other's held runs.
 		for _, m := range members {
 			m.runner.hold(false)
 		}
 		Eventually(phaseOf(reboot)).WithTimeout(120 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
-		Expect(jobNodes(members["member-a"], reboot)).To(Equal(nodeNames("a", 4)), "one Job per node")
-		Expect(jobNodes(members["member-b"], reboot)).To(Equal(nodeNames("b", 7)), "one Job per node")
+		oneJobPerNode(reboot)
 		_, all, events := sampler.peaks()
-		Expect(events).To(BeNumerically(">=", 2*11), "every Job was seen created and finished")
+		Expect(events).To(BeNumerically(">=", 2*19), "every Job was seen created and finished")
 		Expect(all).To(Equal(3), "the budget's total, reached and never passed across the replicas")
-		Expect(callsA.firstSince("member-b", split)).To(BeZero(), "the leader called the member another replica serves")
-		Expect(callsB.firstSince("member-a", time.Time{})).To(BeZero(), "a replica called the member another replica serves")
+		onlyOwnersCalled()
 	})
 
-	It("hands a stopped replica's member to the other mid-run within seconds; the run completes, one Job per node, the member never called by both at once", func() {
+	It("hands a stopped replica's members to the other mid-run within seconds; the run completes, one Job per node, no member called by both at once", func() {
 		b := members["member-b"]
 		b.runner.hold(true)
 		cj := makeClusterJob("handed-over").Batch(2).Obj()
 		Expect(hubC.Create(ctx, cj)).To(Succeed())
 		Eventually(func() map[string]int { return jobNodes(b, cj) }).Should(HaveLen(2), "member-b's first group started by its replica")
 
+		moved := servedBy(idB)
 		stopped := time.Now()
 		stopB()
-		Eventually(func(g Gomega) string { return claimedBy(g, "member-b") }).WithTimeout(10*time.Second).WithPolling(100*time.Millisecond).
-			Should(Equal(idA), "member-b handed over to the remaining replica")
-		AddReportEntry("member hand-over mid-run", time.Since(stopped).String())
+		Eventually(func(g Gomega) {
+			for _, name := range moved {
+				g.Expect(claimedBy(g, name)).To(Equal(idA), "the claim of %s", name)
+			}
+		}).WithTimeout(10*time.Second).WithPolling(100*time.Millisecond).Should(Succeed(), "every member of the stopped replica handed over to the other")
+		AddReportEntry("members handed over mid-run", fmt.Sprintf("%d in %s", len(moved), time.Since(stopped)))
 		b.runner.hold(false)
 
 		Eventually(phaseOf(cj)).WithTimeout(60 * time.Second).Should(Equal(fleetv1.PhaseCompleted))
-		Expect(jobNodes(members["member-a"], cj)).To(Equal(nodeNames("a", 4)))
-		Expect(jobNodes(b, cj)).To(Equal(nodeNames("b", 7)), "one Job per node across the hand-over")
-		// The remaining replica served member-b alone before the other
-		// came (BeforeEach): only its calls since the stop count.
-		lastB, firstA := callsB.last("member-b"), callsA.firstSince("member-b", stopped)
-		Expect(lastB).NotTo(BeZero())
-		Expect(firstA).NotTo(BeZero(), "the new owner never called member-b")
-		Expect(firstA).To(BeTemporally(">", lastB), "the new owner called member-b before the old one's last call")
+		oneJobPerNode(cj)
+		// The remaining replica served every member alone before the
+		// other came (BeforeEach): only its calls since the stop count.
+		Expect(callsB.last("member-b")).NotTo(BeZero(), "member-b was never called by its replica")
+		for _, name := range moved {
+			// A member whose run the stopped replica had not reached yet
+			// was never called by it.
+			lastB, firstA := callsB.last(name), callsA.firstSince(name, stopped)
+			Expect(firstA).NotTo(BeZero(), "the new owner never called %s", name)
+			Expect(firstA).To(BeTemporally(">", lastB), "the new owner called %s before the old one's last call", name)
+		}
 	})
 
-	It("goes on when the leader is killed mid-run: the other replica leads, takes its member only once its session expired, and the run completes, one Job per node", func() {
+	It("goes on when the leader is killed mid-run: the other replica leads, takes its members only once its session expired, and the run completes, one Job per node", func() {
 		a := members["member-a"]
 		a.runner.hold(true)
 		cj := makeClusterJob("leader-killed").Batch(2).Obj()
@@ -163,22 +223,39 @@ var _ = Describe("Sharded hub replicas", func() {
 		// hub, so it hands nothing back (its manager still releases the
 		// leader Lease, as the kubelet's SIGKILL would not: the kwok e2e
 		// covers that).
+		moved := servedBy(idA)
 		killed := time.Now()
 		shardA.dead.Store(true)
 		stopA()
-		engagedHere := func() bool { m, _ := registry.Member("member-a"); return m.Engaged }
-		Consistently(engagedHere).WithTimeout(testShard.LeaseDuration-2*time.Second).WithPolling(100*time.Millisecond).
-			Should(BeFalse(), "member-a taken while the killed replica's session could still be live")
-		Eventually(engagedHere).WithTimeout(15*time.Second).WithPolling(100*time.Millisecond).Should(BeTrue(), "member-a moves once the session expired")
-		AddReportEntry("member move after the leader was killed", time.Since(killed).String())
+		engagedHere := func() bool {
+			for _, name := range moved {
+				if m, _ := registry.Member(name); !m.Engaged {
+					return false
+				}
+			}
+			return true
+		}
+		anyEngagedHere := func() bool {
+			for _, name := range moved {
+				if m, _ := registry.Member(name); m.Engaged {
+					return true
+				}
+			}
+			return false
+		}
+		Consistently(anyEngagedHere).WithTimeout(testShard.LeaseDuration-2*time.Second).WithPolling(100*time.Millisecond).
+			Should(BeFalse(), "a member taken while the killed replica's session could still be live")
+		Eventually(engagedHere).WithTimeout(15*time.Second).WithPolling(100*time.Millisecond).Should(BeTrue(), "the members move once the session expired")
+		AddReportEntry("members moved after the leader was killed", fmt.Sprintf("%d in %s", len(moved), time.Since(killed)))
 		a.runner.hold(false)
 
 		Eventually(phaseOf(cj)).WithTimeout(60*time.Second).Should(Equal(fleetv1.PhaseCompleted), "the new leader ends the run")
-		Expect(jobNodes(a, cj)).To(Equal(nodeNames("a", 4)), "one Job per node across the move")
-		Expect(jobNodes(members["member-b"], cj)).To(Equal(nodeNames("b", 7)))
-		lastA, firstB := callsA.last("member-a"), callsB.firstSince("member-a", killed)
-		Expect(firstB).NotTo(BeZero(), "the new owner never called member-a")
-		Expect(firstB).To(BeTemporally(">", lastA), "the new owner called member-a before the killed one's last call")
-		Expect(callsB.firstSince("member-a", time.Time{})).To(Equal(firstB), "the replica that does not lead called member-a before the leader was killed")
+		oneJobPerNode(cj)
+		for _, name := range moved {
+			lastA, firstB := callsA.last(name), callsB.firstSince(name, killed)
+			Expect(firstB).NotTo(BeZero(), "the new owner never called %s", name)
+			Expect(firstB).To(BeTemporally(">", lastA), "the new owner called %s before the killed one's last call", name)
+			Expect(callsB.firstSince(name, time.Time{})).To(Equal(firstB), "the replica that does not lead called %s before the leader was killed", name)
+		}
 	})
 })

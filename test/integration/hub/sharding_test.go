@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
@@ -284,3 +286,60 @@ var _ = Describe("Hub replicas sharing the members", func() {
 		Expect(b.engaged("member-b")).To(BeTrue(), "the survivor kept its own member throughout")
 	})
 })
+
+// addMembers starts a member API server for each name, with the given
+// number of Ready nodes named <prefix>-node-<i> (prefix: the name's last
+// letter), and adds them to the suite's members until the container
+// ends: then they are stopped, and their registrations and MemberClusters
+// go.
+func addMembers(nodes map[string]int) {
+	envs := map[string]*envtest.Environment{}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for name := range nodes {
+		env := &envtest.Environment{}
+		envs[name] = env
+		wg.Go(func() {
+			if _, err := env.Start(); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("%s: %w", name, err))
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	DeferCleanup(func() {
+		for name, env := range envs {
+			delete(members, name)
+			Expect(client.IgnoreNotFound(hubC.Delete(ctx, &fleetv1.MemberCluster{ObjectMeta: metav1.ObjectMeta{Name: name}}))).To(Succeed())
+			unregister(name)
+			Expect(env.Stop()).To(Succeed())
+		}
+	})
+	Expect(errs).To(BeEmpty())
+	for name, env := range envs {
+		c, err := client.New(env.Config, client.Options{Scheme: scheme})
+		Expect(err).NotTo(HaveOccurred())
+		m := &member{name: name, env: env, client: c, runner: newJobRunner(c)}
+		Expect(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: workNamespace}})).To(Succeed())
+		runCtx, stop := context.WithCancel(ctx)
+		DeferCleanup(stop)
+		go m.runner.run(runCtx)
+		members[name] = m
+		createNodes(m, name[len(name)-1:], nodes[name])
+	}
+}
+
+// memberNodes are the nodes of m, each once: what one Job per node of a
+// run over all of them gives.
+func memberNodes(m *member) map[string]int {
+	GinkgoHelper()
+	nodes := &corev1.NodeList{}
+	Expect(m.client.List(ctx, nodes)).To(Succeed())
+	out := map[string]int{}
+	for i := range nodes.Items {
+		out[nodes.Items[i].Name] = 1
+	}
+	return out
+}
