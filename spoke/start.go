@@ -458,11 +458,17 @@ func createJob(ctx context.Context, c client.Client, live client.Reader, run Run
 
 // refusedByServer tells whether err is the API server's refusal of a
 // write, which it then surely did not make: a 4xx status other than a
-// timeout; or a request client-go's rate limiter never let out. Any other
+// timeout; a request client-go's rate limiter never let out; or one its
+// transport refused to send and says so (NotSent: a sharded hub's fence,
+// once the replica may no longer write to the member). Any other
 // failure (a timeout, a lost connection, a 5xx) may come after the write
 // was made.
 func refusedByServer(err error) bool {
 	if err != nil && strings.Contains(err.Error(), throttledPrefix) {
+		return true
+	}
+	var unsent interface{ NotSent() bool }
+	if errors.As(err, &unsent) && unsent.NotSent() {
 		return true
 	}
 	var status apierrors.APIStatus

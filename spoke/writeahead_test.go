@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"testing"
 	"time"
 
@@ -121,6 +122,19 @@ func TestStartGroupWritesAhead(t *testing.T) {
 			funcs: interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 				if obj.GetAnnotations()[fleetv1.NodeAnnotation] == "b" {
 					return fmt.Errorf("client rate limiter Wait returned an error: %w", context.DeadlineExceeded)
+				}
+				return c.Create(ctx, obj, opts...)
+			}},
+			wantErr:     true,
+			wantCreated: []string{"a"},
+			wantRecord:  map[string]NodeResult{"a": starting},
+			wantPhases:  []NodePhase{NodeRunning, NodePending},
+		},
+		"a create a sharded hub's fence refused to send: that node stays Pending": {
+			funcs: interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+				if obj.GetAnnotations()[fleetv1.NodeAnnotation] == "b" {
+					// As client-go returns a transport's error.
+					return &url.Error{Op: "Post", URL: "https://member/apis/batch/v1/namespaces/fleetjob-system/jobs", Err: unsentError{}}
 				}
 				return c.Create(ctx, obj, opts...)
 			}},
@@ -394,3 +408,10 @@ func TestDeleteFailedJobsWritesAhead(t *testing.T) {
 		})
 	}
 }
+
+// unsentError is a transport's refusal of a write it never sent, as a
+// sharded hub's fence refuses one once the replica may no longer write.
+type unsentError struct{}
+
+func (unsentError) Error() string { return "hub replica hub-0 may not write to member-1 now" }
+func (unsentError) NotSent() bool { return true }

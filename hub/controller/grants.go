@@ -57,6 +57,10 @@ type sharedGrants struct {
 	dead []string
 }
 
+// errNoSession refuses a publication while this replica holds no session:
+// peers would not count it. Its next session publishes again (Republish).
+var errNoSession = errors.New("this hub replica holds no session: it grants nothing until it renews one")
+
 // sharedGrantsTimeout bounds each read and write of the record.
 const sharedGrantsTimeout = 10 * time.Second
 
@@ -97,7 +101,7 @@ func (g *sharedGrants) remember(cm *corev1.ConfigMap, dead []string) {
 func (g *sharedGrants) Publish(ctx context.Context, u disruption.Usage, version string) error {
 	session := g.shard.Session()
 	if session == "" {
-		return errors.New("this hub replica holds no session: it grants nothing until it renews one")
+		return errNoSession
 	}
 	value, err := disruption.EncodeSection(session, u)
 	if err != nil {
@@ -178,6 +182,10 @@ func (p *grantsPublisher) Start(ctx context.Context) error {
 		}
 		for {
 			err := p.ledger.Publish(ctx)
+			if errors.Is(err, errNoSession) {
+				log.FromContext(ctx).V(1).Info("Not publishing this hub replica's disruption counts until it holds a session")
+				err = nil
+			}
 			if err == nil {
 				retry = grantsPublishInterval
 				break

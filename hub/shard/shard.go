@@ -209,9 +209,14 @@ func (s *Shard) Run(ctx context.Context) error {
 // tells the subscribers when ownership may have changed. Run calls it every
 // RenewPeriod; tests call it directly.
 func (s *Shard) Step(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.RenewPeriod)
+	// A renewal may take as long as the session it renews still holds:
+	// cut at RenewPeriod, a slow hub API server would lapse sessions whose
+	// renewals each came in time.
+	rctx, cancel := context.WithTimeout(ctx, s.renewTimeout())
+	changed, err := s.renew(rctx)
+	cancel()
+	ctx, cancel = context.WithTimeout(ctx, s.opts.RenewPeriod)
 	defer cancel()
-	changed, err := s.renew(ctx)
 	if err != nil {
 		s.log.Error(err, "Renewing the replica's session failed; retrying", "identity", s.opts.Identity)
 	}
@@ -236,6 +241,14 @@ func (s *Shard) Step(ctx context.Context) {
 			f()
 		}
 	}
+}
+
+// renewTimeout bounds a renewal: RenewPeriod, or longer while the session
+// holds longer.
+func (s *Shard) renewTimeout() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return max(s.opts.RenewPeriod, s.heldUntil().Sub(s.opts.Clock.Now()))
 }
 
 // heldUntil is when this replica stops writing: Margin before its session
@@ -434,6 +447,10 @@ func (e *HeldError) Error() string {
 // NotHeldError says that this replica may not write to a member: it holds
 // no claim of it, or its session is too close to expiring.
 type NotHeldError struct{ Member, Identity string }
+
+// NotSent says that the write this error refused was never sent: the
+// member surely did not make it (spoke's create path asks).
+func (e *NotHeldError) NotSent() bool { return true }
 
 func (e *NotHeldError) Error() string {
 	return fmt.Sprintf("hub replica %s does not hold member %s now: the write was not sent", e.Identity, e.Member)

@@ -390,9 +390,14 @@ func TestFence(t *testing.T) {
 		t.Errorf("a read without the claim: %v", err)
 	}
 	var notHeld *NotHeldError
+	var unsent interface{ NotSent() bool }
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
-		if err := do(m, "/"); !errors.As(err, &notHeld) {
+		err := do(m, "/")
+		if !errors.As(err, &notHeld) {
 			t.Errorf("%s without the claim = %v, want NotHeldError", m, err)
+		}
+		if !errors.As(err, &unsent) || !unsent.NotSent() {
+			t.Errorf("%s without the claim = %v, which does not say it was never sent", m, err)
 		}
 	}
 	if err := a.Claim(ctx, "prod"); err != nil {
@@ -514,5 +519,41 @@ func TestLiveSessions(t *testing.T) {
 	f.clocks["hub-b"].Step(b.opts.LeaseDuration)
 	if b.Session() != "" {
 		t.Errorf("hub-b past its fence still has session %q", b.Session())
+	}
+}
+
+// A renewal on a slow hub API server may take as long as the session
+// still holds, not only RenewPeriod: cut short, every renewal slower than
+// RenewPeriod would fail, and the session lapse though each came in time.
+func TestSlowRenewalMayTakeWhatTheSessionHolds(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := coordinationv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var allowed []time.Duration
+	hub := interceptor.NewClient(fake.NewClientBuilder().WithScheme(scheme).Build(), interceptor.Funcs{
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if deadline, ok := ctx.Deadline(); ok {
+				mu.Lock()
+				allowed = append(allowed, time.Until(deadline))
+				mu.Unlock()
+			}
+			return c.Update(ctx, obj, opts...)
+		},
+	})
+	clock := clocktesting.NewFakeClock(time.Now())
+	s, err := New(hub, hub, Options{Namespace: ns, Identity: "hub-a", Clock: clock}, logr.Discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Step(context.Background()) // creates the session
+	clock.Step(time.Second)
+	s.Step(context.Background()) // renews it, 9 s before its fence
+	if len(allowed) != 1 {
+		t.Fatalf("%d renewals sent, want 1", len(allowed))
+	}
+	if lease, margin := s.opts.LeaseDuration, s.opts.Margin; allowed[0] < lease-margin-2*time.Second {
+		t.Errorf("the renewal was allowed %s, want about the %s the session still held", allowed[0], lease-margin-time.Second)
 	}
 }
