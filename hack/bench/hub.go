@@ -31,6 +31,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
+	"github.com/fleetjob/fleetjob/hub/shard"
 )
 
 // clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat:
@@ -61,6 +68,27 @@ var errNoPprof = errors.New("the hub binary has no --pprof-bind-address flag")
 // unless f registers its members late, waits until it engaged every
 // member. tag names its log.
 func (b *bench) startHub(ctx context.Context, f *fleet, tag string) (*hubProcess, error) {
+	h, err := b.launchHub(f, tag, nil, nil)
+	if err != nil || f.spec.registerLate {
+		return h, err
+	}
+	if err := h.waitEngaged(ctx, f); err != nil {
+		h.stop()
+		return nil, err
+	}
+	return h, nil
+}
+
+// startReplica starts one replica of a sharded hub (--leader-elect
+// --shard) named identity, as its pod name would name it; it waits for
+// nothing.
+func (b *bench) startReplica(f *fleet, identity string) (*hubProcess, error) {
+	return b.launchHub(f, identity, []string{"--leader-elect", "--shard"}, []string{"POD_NAME=" + identity})
+}
+
+// launchHub starts bin/fleetjob-hub with the bench's flags, extra flags
+// and environment, and its log in the artifacts.
+func (b *bench) launchHub(f *fleet, tag string, extraArgs, env []string) (*hubProcess, error) {
 	bin := filepath.Join(b.root, "bin", "fleetjob-hub")
 	ports, err := freePorts(3)
 	if err != nil {
@@ -85,7 +113,7 @@ func (b *bench) startHub(ctx context.Context, f *fleet, tag string) (*hubProcess
 	} else {
 		logf("hub: %v: no profiles will be taken", errNoPprof)
 	}
-	args = append(args, b.hubArgs...)
+	args = append(append(args, b.hubArgs...), extraArgs...)
 	logFile, err := os.Create(h.logPath)
 	if err != nil {
 		return nil, err
@@ -93,6 +121,7 @@ func (b *bench) startHub(ctx context.Context, f *fleet, tag string) (*hubProcess
 	defer logFile.Close()
 	h.cmd = exec.Command(bin, args...)
 	h.cmd.Stdout, h.cmd.Stderr = logFile, logFile
+	h.cmd.Env = append(os.Environ(), env...)
 	// The hub dies with the bench, even when the bench is killed.
 	h.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := h.cmd.Start(); err != nil {
@@ -103,13 +132,6 @@ func (b *bench) startHub(ctx context.Context, f *fleet, tag string) (*hubProcess
 		close(h.exited)
 	}()
 	logf("hub: started pid %d (%s), log %s", h.cmd.Process.Pid, strings.Join(args, " "), h.logPath)
-	if f.spec.registerLate {
-		return h, nil
-	}
-	if err := h.waitEngaged(ctx, f); err != nil {
-		h.stop()
-		return nil, err
-	}
 	return h, nil
 }
 
@@ -162,6 +184,66 @@ func (h *hubProcess) waitEngaged(ctx context.Context, f *fleet) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 	}
+}
+
+// waitSharded waits until every member of f is claimed by one of the
+// replicas and engaged by it, each replica serving some: replicas started
+// together may each engage members first that move at the next renewal.
+// It returns how many members each replica serves.
+func waitSharded(ctx context.Context, f *fleet, replicas map[string]*hubProcess) (map[string]int, error) {
+	ctx, cancel := context.WithTimeout(ctx, engageTimeout)
+	defer cancel()
+	for {
+		served, pending, err := shardedState(ctx, f, replicas)
+		if err == nil && pending == 0 && len(served) == len(replicas) {
+			logf("hub replicas: serve %v", served)
+			return served, nil
+		}
+		for id, h := range replicas {
+			select {
+			case <-h.exited:
+				log, _ := os.ReadFile(h.logPath)
+				return nil, fmt.Errorf("hub replica %s exited (%v); its last log lines:\n%s", id, h.cmd.ProcessState, lastLines(string(log), 20))
+			default:
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("after %s the replicas serve %v and %d members wait (last error: %v): %w", engageTimeout, served, pending, err, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// shardedState counts the members each replica serves (claimed by it and
+// engaged in its log) and those not served yet.
+func shardedState(ctx context.Context, f *fleet, replicas map[string]*hubProcess) (map[string]int, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var leases coordinationv1.LeaseList
+	if err := f.hub.List(ctx, &leases, client.InNamespace(fleetv1.DefaultWorkNamespace), client.MatchingLabels{shard.ClaimLabel: "true"}); err != nil {
+		return nil, len(f.members), fmt.Errorf("listing the members' claims: %w", err)
+	}
+	claims := map[string]string{}
+	for i := range leases.Items {
+		if l := &leases.Items[i]; ptr.Deref(l.Spec.HolderIdentity, "") != "" {
+			claims[l.Annotations[shard.ClusterAnnotation]] = l.Annotations[shard.ReplicaAnnotation]
+		}
+	}
+	logs := map[string][]byte{}
+	for id, h := range replicas {
+		logs[id], _ = os.ReadFile(h.logPath)
+	}
+	served, pending := map[string]int{}, 0
+	for _, m := range f.members {
+		id := claims[m.name]
+		if _, ok := replicas[id]; !ok || !engaged(logs[id], m.name) {
+			pending++
+			continue
+		}
+		served[id]++
+	}
+	return served, pending, nil
 }
 
 func engaged(log []byte, member string) bool {

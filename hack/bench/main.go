@@ -30,7 +30,8 @@ limitations under the License.
 //   - P5 width: --p5-members × --p5-nodes, an all and a batch run;
 //   - P6 width per member: --p6-members × --p6-nodes, the hub started
 //     with no member and then engaging them all, one all run: hub RSS
-//     and CPU per engaged member.
+//     and CPU per engaged member; then two sharded replicas (--shard) in
+//     its place over the same members, the same rows per replica.
 //
 // Every fleet is brought up by hack/fleet.sh in --fleet-dir and deleted at
 // the end, also on failure or interrupt. `make bench` runs it; `make

@@ -315,6 +315,90 @@ func (s *session) p6Width(ctx context.Context, p *phaseResult) error {
 	p.add("hub RSS per engaged member, after all", float64(all.HubRSSBytes-rss0)/float64(members), "bytes", "(after − no member) / members")
 	p.add("hub CPU per engaged member, all run", all.HubCPUSeconds/float64(members), "s", fmt.Sprintf("%.1f CPU s over the run", all.HubCPUSeconds))
 	p.addRun(all)
-	p.addNA("2 hub replicas", "", "replicas sharing the members are not built yet (issue 22, item 2)")
+	return s.p6Replicas(ctx, p)
+}
+
+// replicaIDs name P6's sharded hub replicas, as their pods would.
+var replicaIDs = []string{"bench-hub-0", "bench-hub-1"}
+
+// p6Replicas is P6 again with two sharded replicas (--shard) in place of
+// the one hub, over the same members: how they split the members, each
+// one's RSS idle and after an all run, and their CPU together.
+func (s *session) p6Replicas(ctx context.Context, p *phaseResult) error {
+	s.hub.stop()
+	replicas := map[string]*hubProcess{}
+	for _, id := range replicaIDs {
+		h, err := s.b.startReplica(s.fleet, id)
+		if err != nil {
+			return err
+		}
+		defer h.stop()
+		replicas[id] = h
+	}
+	start := time.Now()
+	served, err := waitSharded(ctx, s.fleet, replicas)
+	if err != nil {
+		return err
+	}
+	members := len(s.fleet.members)
+	p.add("2 replicas: every member engaged by its replica", time.Since(start).Seconds(), "s",
+		fmt.Sprintf("%d members: %d and %d", members, served[replicaIDs[0]], served[replicaIDs[1]]))
+	cpu0, _, err := replicaUsage(replicas)
+	if err != nil {
+		return err
+	}
+	if !sleep(ctx, s.b.settle) {
+		return ctx.Err()
+	}
+	cpu1, rss1, err := replicaUsage(replicas)
+	if err != nil {
+		return err
+	}
+	for _, id := range replicaIDs {
+		p.add(fmt.Sprintf("2 replicas: %s RSS idle", id), float64(rss1[id]), "bytes", fmt.Sprintf("serves %d members", served[id]))
+	}
+	p.add("2 replicas: hub CPU per engaged member, idle", 1000*(sum(cpu1)-sum(cpu0))/float64(members)/s.b.settle.Minutes(), "ms/min",
+		fmt.Sprintf("both replicas' CPU ms per member per minute, over %s", s.b.settle))
+	// The run's own hub metrics are one replica's: its CPU and RSS rows
+	// below are both's.
+	s.hub = replicas[replicaIDs[0]]
+	all, err := s.runClusterJob(ctx, clusterJob("p6-all-2", strategyAll()), members*s.fleet.spec.nodes)
+	if err != nil {
+		return err
+	}
+	cpu2, rss2, err := replicaUsage(replicas)
+	if err != nil {
+		return err
+	}
+	p.add("2 replicas: all: create → Completed", all.Seconds, "s", fmt.Sprintf("%d members × %d nodes", members, s.fleet.spec.nodes))
+	p.add("2 replicas: hub CPU, all run", sum(cpu2)-sum(cpu1), "s", "both replicas")
+	for _, id := range replicaIDs {
+		p.add(fmt.Sprintf("2 replicas: %s RSS after all", id), float64(rss2[id]), "bytes", fmt.Sprintf("serves %d members", served[id]))
+	}
 	return nil
+}
+
+// replicaUsage is each replica's CPU seconds so far and RSS.
+func replicaUsage(replicas map[string]*hubProcess) (map[string]float64, map[string]int64, error) {
+	cpu, rss := map[string]float64{}, map[string]int64{}
+	for id, h := range replicas {
+		c, err := h.cpuSeconds()
+		if err != nil {
+			return nil, nil, fmt.Errorf("replica %s: %w", id, err)
+		}
+		r, err := h.rss()
+		if err != nil {
+			return nil, nil, fmt.Errorf("replica %s: %w", id, err)
+		}
+		cpu[id], rss[id] = c, r
+	}
+	return cpu, rss, nil
+}
+
+func sum(m map[string]float64) float64 {
+	t := 0.0
+	for _, v := range m {
+		t += v
+	}
+	return t
 }
