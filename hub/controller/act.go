@@ -223,6 +223,15 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	run.ServiceAccounts = accounts
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
+	if until, ok := r.fence(m.Name); ok {
+		// Sharded, the writes end at the replica's fence: the start stops
+		// sending creates a third before its deadline, so none is cut in
+		// flight there, which would fail its node (a create cut cannot say
+		// whether it happened); those not sent start next time.
+		var cancelFence context.CancelFunc
+		ctx, cancelFence = context.WithDeadline(ctx, until)
+		defer cancelFence()
+	}
 	var finished time.Time
 	// Under a disruption budget a group starts in waves: only its first
 	// wave hands over from the group before.

@@ -170,6 +170,22 @@ type Ownership interface {
 	Owns(cluster string) bool
 }
 
+// fenced is an Ownership whose writes to a member end at a deadline: a
+// sharded hub's shard.
+type fenced interface {
+	// Until is when this replica's writes to member end, and whether it
+	// may write to member now.
+	Until(member string) (time.Time, bool)
+}
+
+// fence is when this replica's writes to cluster end, if they do.
+func (r *Reconciler) fence(cluster string) (time.Time, bool) {
+	if f, ok := r.Shard.(fenced); ok {
+		return f.Until(cluster)
+	}
+	return time.Time{}, false
+}
+
 // owns says whether this replica runs the MemberRuns of cluster.
 func (r *Reconciler) owns(cluster string) bool {
 	return r.Shard == nil || r.Shard.Owns(cluster)

@@ -437,6 +437,19 @@ func (s *Shard) Owns(member string) bool {
 	return s.Owner(member) == s.opts.Identity
 }
 
+// Until is when this replica's writes to member end (its fence), and
+// whether it may write to member now at all.
+func (s *Shard) Until(member string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	until := s.heldUntil()
+	c, ok := s.claims[member]
+	if !ok || c.closing || !s.opts.Clock.Now().Before(until) {
+		return time.Time{}, false
+	}
+	return until, true
+}
+
 // HeldError says that another live replica serves a member.
 type HeldError struct{ Member, Replica string }
 

@@ -557,3 +557,29 @@ func TestSlowRenewalMayTakeWhatTheSessionHolds(t *testing.T) {
 		t.Errorf("the renewal was allowed %s, want about the %s the session still held", allowed[0], lease-margin-time.Second)
 	}
 }
+
+// Until is the fence a start's deadline is cut to: the session's, for a
+// member claimed and not being handed back; none otherwise.
+func TestUntil(t *testing.T) {
+	f := newFleet(t, "hub-a")
+	f.step(0, "hub-a")
+	a := f.shards["hub-a"]
+	if _, ok := a.Until("prod"); ok {
+		t.Fatal("a fence for a member never claimed")
+	}
+	if err := a.Claim(context.Background(), "prod"); err != nil {
+		t.Fatal(err)
+	}
+	until, ok := a.Until("prod")
+	if want := f.clocks["hub-a"].Now().Add(a.opts.LeaseDuration - a.opts.Margin); !ok || !until.Equal(want) {
+		t.Errorf("Until(prod) = %s, %v; want the session's fence %s", until, ok, want)
+	}
+	f.clocks["hub-a"].Step(a.opts.LeaseDuration - a.opts.Margin)
+	if _, ok := a.Until("prod"); ok {
+		t.Error("a fence past the session's deadline")
+	}
+	f.step(0, "hub-a") // a new session, holding no claim
+	if _, ok := a.Until("prod"); ok {
+		t.Error("a fence for a member of a lapsed session")
+	}
+}
