@@ -289,18 +289,25 @@ func (l *Ledger) Publish(ctx context.Context) error {
 	defer l.publishing.Unlock()
 	session := l.session.Load()
 	for attempt := 1; ; attempt++ {
-		peers, version, err := l.shared.Read(ctx)
-		if err != nil {
-			return fmt.Errorf("reading the other hub replicas' disruption counts: %w", err)
-		}
 		l.mu.Lock()
-		l.peers = peers
 		mine := l.own()
 		l.mu.Unlock()
 		encoded, err := EncodeSection("", mine)
 		if err != nil || encoded == l.published && session == l.publishedIn.Load() {
 			return err
 		}
+		// Nothing counted, and nothing that counts published: a hub that
+		// runs no disruptive run never writes the record.
+		if len(mine.Nodes) == 0 && len(mine.Held) == 0 && (l.published == "" || l.published == encoded) {
+			return nil
+		}
+		peers, version, err := l.shared.Read(ctx)
+		if err != nil {
+			return fmt.Errorf("reading the other hub replicas' disruption counts: %w", err)
+		}
+		l.mu.Lock()
+		l.peers = peers
+		l.mu.Unlock()
 		err = l.shared.Publish(ctx, mine, version)
 		if apierrors.IsConflict(err) && attempt < publishAttempts {
 			continue

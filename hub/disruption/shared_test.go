@@ -98,6 +98,11 @@ func TestSharedGrantsCountPeers(t *testing.T) {
 	rec := newRecord()
 	a, b := sharedLedger(rec, "hub-0"), sharedLedger(rec, "hub-1")
 
+	// A replica that counts nothing writes nothing, even in a new session.
+	a.Republish()
+	if err := a.Publish(context.Background()); err != nil || rec.writes != 0 {
+		t.Fatalf("publishing nothing wrote %d times (%v)", rec.writes, err)
+	}
 	if g := grant(t, a, Request{Key: onA, Want: 3, Caps: fdb}); g.Nodes != 3 {
 		t.Fatalf("first replica's grant = %d, want 3", g.Nodes)
 	}
