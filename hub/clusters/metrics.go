@@ -50,6 +50,12 @@ func countWatches(cluster string) transport.WrapperFunc {
 	}
 }
 
+// forgetWatches deletes cluster's series of memberWatches: a fleet's
+// registrations come and go, and their series must not pile up.
+func forgetWatches(cluster string) int {
+	return memberWatches.DeletePartialMatch(prometheus.Labels{"member_cluster": cluster})
+}
+
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }

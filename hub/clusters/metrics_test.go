@@ -56,3 +56,20 @@ func TestCountWatches(t *testing.T) {
 		}
 	}
 }
+
+// TestForgetWatches: a removed member's series go, by the label they carry,
+// and no other member's.
+func TestForgetWatches(t *testing.T) {
+	memberWatches.WithLabelValues("forget-gone", "jobs").Inc()
+	memberWatches.WithLabelValues("forget-gone", "nodes").Inc()
+	memberWatches.WithLabelValues("forget-kept", "jobs").Inc()
+	if n := forgetWatches("forget-gone"); n != 2 {
+		t.Errorf("forgetWatches deleted %d series, want 2", n)
+	}
+	if memberWatches.DeleteLabelValues("forget-gone", "jobs") {
+		t.Error("the removed member's jobs series is still there")
+	}
+	if !memberWatches.DeleteLabelValues("forget-kept", "jobs") {
+		t.Error("another member's series was deleted")
+	}
+}

@@ -33,7 +33,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -294,8 +293,7 @@ func (p *Provider) remove(name string) {
 		p.wakeSharing(name, m.clusterID)
 	}
 	p.mu.Unlock()
-	// A fleet's registrations come and go; their series must not pile up.
-	memberWatches.DeletePartialMatch(prometheus.Labels{"cluster": name})
+	forgetWatches(name)
 	if ok {
 		if m.cancel != nil {
 			m.cancel()
