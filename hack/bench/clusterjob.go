@@ -116,17 +116,11 @@ func (s *session) runClusterJob(ctx context.Context, cj *fleetv1.ClusterJob, wan
 	if err != nil {
 		return nil, err
 	}
-	logf("run %s: creating the ClusterJob (%s, %d cluster(s), %d nodes)", cj.Name, run.Strategy, run.Clusters, wantNodes)
-	start := time.Now()
-	if err := s.fleet.hub.Create(ctx, cj); err != nil {
-		return nil, fmt.Errorf("creating ClusterJob %s: %w", cj.Name, err)
-	}
-	run.uid = string(cj.UID)
-	done, err := s.waitFinished(ctx, cj.Name)
+	done, seconds, err := s.createAndWait(ctx, cj, wantNodes)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w (hub log %s)", cj.Name, err, s.hub.logPath)
+		return nil, fmt.Errorf("%w (hub log %s)", err, s.hub.logPath)
 	}
-	run.Seconds = time.Since(start).Seconds()
+	run.uid, run.Seconds = string(cj.UID), seconds
 	if done.Status.Phase != fleetv1.PhaseCompleted {
 		return nil, fmt.Errorf("run %s ended %s, not Completed: %s; %s (hub log %s)", cj.Name, done.Status.Phase, conditionMessages(done), s.saveFailedRun(ctx, done), s.hub.logPath)
 	}
@@ -138,6 +132,21 @@ func (s *session) runClusterJob(ctx context.Context, cj *fleetv1.ClusterJob, wan
 	}
 	logf("run %s: Completed in %.1fs", cj.Name, run.Seconds)
 	return run, nil
+}
+
+// createAndWait creates cj and waits until it ended: the ClusterJob then,
+// and the seconds from its creation.
+func (s *session) createAndWait(ctx context.Context, cj *fleetv1.ClusterJob, wantNodes int) (*fleetv1.ClusterJob, float64, error) {
+	logf("run %s: creating the ClusterJob (%s, %d cluster(s), %d nodes)", cj.Name, strategyName(cj.Spec.Strategy), len(s.fleet.members), wantNodes)
+	start := time.Now()
+	if err := s.fleet.hub.Create(ctx, cj); err != nil {
+		return nil, 0, fmt.Errorf("creating ClusterJob %s: %w", cj.Name, err)
+	}
+	done, err := s.waitFinished(ctx, cj.Name)
+	if err != nil {
+		return nil, 0, fmt.Errorf("run %s: %w", cj.Name, err)
+	}
+	return done, time.Since(start).Seconds(), nil
 }
 
 // measureRun fills in what is read after the run: the object's size,

@@ -190,22 +190,18 @@ func (h *hubProcess) waitEngaged(ctx context.Context, f *fleet) error {
 // replicas and engaged by it, each replica serving some: replicas started
 // together may each engage members first that move at the next renewal.
 // It returns how many members each replica serves.
-func waitSharded(ctx context.Context, f *fleet, replicas map[string]*hubProcess) (map[string]int, error) {
+func waitSharded(ctx context.Context, f *fleet, rs *replicaSet) (map[string]int, error) {
 	ctx, cancel := context.WithTimeout(ctx, engageTimeout)
 	defer cancel()
 	for {
+		replicas := rs.current()
 		served, pending, err := shardedState(ctx, f, replicas)
 		if err == nil && pending == 0 && len(served) == len(replicas) {
 			logf("hub replicas: serve %v", served)
 			return served, nil
 		}
-		for id, h := range replicas {
-			select {
-			case <-h.exited:
-				log, _ := os.ReadFile(h.logPath)
-				return nil, fmt.Errorf("hub replica %s exited (%v); its last log lines:\n%s", id, h.cmd.ProcessState, lastLines(string(log), 20))
-			default:
-			}
+		if err := rs.err(); err != nil {
+			return nil, err
 		}
 		select {
 		case <-ctx.Done():

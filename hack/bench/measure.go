@@ -18,11 +18,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
 	"time"
+
+	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 )
 
 // p1FanOut is P1: strategy all on one member against the raw limit, in
@@ -323,34 +326,32 @@ var replicaIDs = []string{"bench-hub-0", "bench-hub-1"}
 
 // p6Replicas is P6 again with two sharded replicas (--shard) in place of
 // the one hub, over the same members: how they split the members, each
-// one's RSS idle and after an all run, and their CPU together.
+// one's RSS idle and after an all run, their CPU together, and how the
+// run ended. A replica that exits is restarted, as its Deployment would
+// (a leader that loses its Lease exits by design): the restarts are a row.
 func (s *session) p6Replicas(ctx context.Context, p *phaseResult) error {
 	s.hub.stop()
-	replicas := map[string]*hubProcess{}
-	for _, id := range replicaIDs {
-		h, err := s.b.startReplica(s.fleet, id)
-		if err != nil {
-			return err
-		}
-		defer h.stop()
-		replicas[id] = h
+	rs, err := s.b.startReplicas(s.fleet, replicaIDs)
+	if err != nil {
+		return err
 	}
+	defer rs.stop()
 	start := time.Now()
-	served, err := waitSharded(ctx, s.fleet, replicas)
+	served, err := waitSharded(ctx, s.fleet, rs)
 	if err != nil {
 		return err
 	}
 	members := len(s.fleet.members)
 	p.add("2 replicas: every member engaged by its replica", time.Since(start).Seconds(), "s",
 		fmt.Sprintf("%d members: %d and %d", members, served[replicaIDs[0]], served[replicaIDs[1]]))
-	cpu0, _, err := replicaUsage(replicas)
+	cpu0, _, err := rs.usage()
 	if err != nil {
 		return err
 	}
 	if !sleep(ctx, s.b.settle) {
 		return ctx.Err()
 	}
-	cpu1, rss1, err := replicaUsage(replicas)
+	cpu1, rss1, err := rs.usage()
 	if err != nil {
 		return err
 	}
@@ -359,40 +360,32 @@ func (s *session) p6Replicas(ctx context.Context, p *phaseResult) error {
 	}
 	p.add("2 replicas: hub CPU per engaged member, idle", 1000*(sum(cpu1)-sum(cpu0))/float64(members)/s.b.settle.Minutes(), "ms/min",
 		fmt.Sprintf("both replicas' CPU ms per member per minute, over %s", s.b.settle))
-	// The run's own hub metrics are one replica's: its CPU and RSS rows
-	// below are both's.
-	s.hub = replicas[replicaIDs[0]]
-	all, err := s.runClusterJob(ctx, clusterJob("p6-all-2", strategyAll()), members*s.fleet.spec.nodes)
+	restarts0, _ := rs.restartCount()
+	nodes := members * s.fleet.spec.nodes
+	ctx, cancel := context.WithTimeout(ctx, s.b.runTimeout)
+	defer cancel()
+	done, seconds, err := s.createAndWait(ctx, clusterJob("p6-all-2", strategyAll()), nodes)
+	if err != nil {
+		return errors.Join(err, rs.err())
+	}
+	restarts, byReplica := rs.restartCount()
+	cpu2, rss2, err := rs.usage()
 	if err != nil {
 		return err
 	}
-	cpu2, rss2, err := replicaUsage(replicas)
-	if err != nil {
-		return err
-	}
-	p.add("2 replicas: all: create → Completed", all.Seconds, "s", fmt.Sprintf("%d members × %d nodes", members, s.fleet.spec.nodes))
-	p.add("2 replicas: hub CPU, all run", sum(cpu2)-sum(cpu1), "s", "both replicas")
+	summary := done.Status.Summary.Nodes
+	p.add("2 replicas: all: create → "+string(done.Status.Phase), seconds, "s",
+		fmt.Sprintf("%d members × %d nodes: %d succeeded, %d failed; %d replica restarts during the run (%s)",
+			members, s.fleet.spec.nodes, summary.Succeeded, summary.Failed, restarts-restarts0, byReplica))
+	p.add("2 replicas: hub CPU, all run", sum(cpu2)-sum(cpu1), "s", "both replicas, restarted processes included")
 	for _, id := range replicaIDs {
-		p.add(fmt.Sprintf("2 replicas: %s RSS after all", id), float64(rss2[id]), "bytes", fmt.Sprintf("serves %d members", served[id]))
+		p.add(fmt.Sprintf("2 replicas: %s RSS after all", id), float64(rss2[id]), "bytes", fmt.Sprintf("served %d members at the start", served[id]))
+	}
+	if done.Status.Phase != fleetv1.PhaseCompleted || int(summary.Succeeded) != nodes {
+		return fmt.Errorf("run p6-all-2 ended %s with %d of %d nodes succeeded: %s; %s", done.Status.Phase, summary.Succeeded, nodes,
+			conditionMessages(done), s.saveFailedRun(ctx, done))
 	}
 	return nil
-}
-
-// replicaUsage is each replica's CPU seconds so far and RSS.
-func replicaUsage(replicas map[string]*hubProcess) (map[string]float64, map[string]int64, error) {
-	cpu, rss := map[string]float64{}, map[string]int64{}
-	for id, h := range replicas {
-		c, err := h.cpuSeconds()
-		if err != nil {
-			return nil, nil, fmt.Errorf("replica %s: %w", id, err)
-		}
-		r, err := h.rss()
-		if err != nil {
-			return nil, nil, fmt.Errorf("replica %s: %w", id, err)
-		}
-		cpu[id], rss[id] = c, r
-	}
-	return cpu, rss, nil
 }
 
 func sum(m map[string]float64) float64 {
