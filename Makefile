@@ -227,7 +227,9 @@ release: controller-gen kustomize ## Write a release to dist/ (VERSION=v0.1.0): 
 # hack/release/chart); test/integration/install proves the two equal.
 .PHONY: chart
 chart: kustomize ## Regenerate the Helm chart charts/fleetjob from config/.
-	KUSTOMIZE=$(KUSTOMIZE) hack/release/manifests.sh fleetjob-hub:dev dev | go run ./hack/release/chart -version dev -o charts/fleetjob
+	@sharded="$$(mktemp)"; trap 'rm -f "$$sharded"' EXIT; \
+	KUSTOMIZE=$(KUSTOMIZE) hack/release/manifests.sh fleetjob-hub:dev dev sharded >"$$sharded" && \
+	KUSTOMIZE=$(KUSTOMIZE) hack/release/manifests.sh fleetjob-hub:dev dev | go run ./hack/release/chart -version dev -sharded "$$sharded" -o charts/fleetjob
 
 ##@ Deployment
 

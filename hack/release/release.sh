@@ -5,6 +5,8 @@
 #
 #   dist/install.yaml                           CRDs, RBAC, admission policies, the hub
 #                                               Deployment (image IMG, labelled VERSION)
+#   dist/install-sharded.yaml                   the same, with replicas sharing the members
+#                                               (config/sharded, README "Sharded replicas")
 #   dist/fleetjob-hub_<os>_<arch>               the hub, static, for HUB_PLATFORMS
 #   dist/kubectl-fleetjob_<os>_<arch>.tar.gz    the plugin, static, for PLATFORMS
 #   dist/krew/fleetjob.yaml                     the krew manifest (plugins/fleetjob.yaml)
@@ -46,6 +48,7 @@ main() {
   mkdir -p "${DIST}"
   log "install.yaml with image ${IMG}"
   hack/release/manifests.sh "${IMG}" "${VERSION}" >"${DIST}/install.yaml"
+  hack/release/manifests.sh "${IMG}" "${VERSION}" sharded >"${DIST}/install-sharded.yaml"
   local p
   for p in ${HUB_PLATFORMS}; do build_hub "${p}"; done
   for p in ${PLATFORMS}; do build_plugin "${p}"; done
@@ -54,7 +57,7 @@ main() {
   mkdir -p "${DIST}/krew"
   go run ./hack/release/krew -template plugins/fleetjob.yaml -version "${VERSION}" -url "${RELEASE_URL}" \
     "${DIST}"/kubectl-fleetjob_*.tar.gz >"${DIST}/krew/fleetjob.yaml"
-  (cd "${DIST}" && sha256sum install.yaml fleetjob-hub_* kubectl-fleetjob_*.tar.gz fleetjob-*.tgz krew/fleetjob.yaml >checksums.txt)
+  (cd "${DIST}" && sha256sum install.yaml install-sharded.yaml fleetjob-hub_* kubectl-fleetjob_*.tar.gz fleetjob-*.tgz krew/fleetjob.yaml >checksums.txt)
   [[ "$(tracked_changes)" == "${before}" ]] ||
     die "tracked files changed (stale generated files? run make manifests generate chart and commit):
 $(git status --porcelain)"
@@ -100,12 +103,13 @@ archive() {
   tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@${mtime}" -C "${dir}" -cf - "$@" | gzip -n >"${out}"
 }
 
-# chart writes the chart from install.yaml itself, so the two cannot
-# differ, and packages it as `helm package` names it.
+# chart writes the chart from install.yaml and install-sharded.yaml
+# themselves, so they cannot differ, and packages it as `helm package`
+# names it.
 chart() {
   log "Helm chart"
   mkdir -p "${DIST}/chart/fleetjob"
-  go run ./hack/release/chart -version "${VERSION}" -o "${DIST}/chart/fleetjob" <"${DIST}/install.yaml"
+  go run ./hack/release/chart -version "${VERSION}" -sharded "${DIST}/install-sharded.yaml" -o "${DIST}/chart/fleetjob" <"${DIST}/install.yaml"
   local version
   version="$(sed -n 's/^version: //p' "${DIST}/chart/fleetjob/Chart.yaml")"
   archive "${DIST}/fleetjob-${version}.tgz" "${DIST}/chart" fleetjob

@@ -17,7 +17,8 @@ limitations under the License.
 // Command chart writes the Helm chart of the hub from its install
 // manifests, so that the chart installs the same objects as install.yaml:
 //
-//	hack/release/manifests.sh IMG VERSION | go run ./hack/release/chart -version VERSION -o DIR
+//	hack/release/manifests.sh IMG VERSION sharded >sharded.yaml
+//	hack/release/manifests.sh IMG VERSION | go run ./hack/release/chart -version VERSION -sharded sharded.yaml -o DIR
 //
 // (`make chart` writes charts/fleetjob; `make release` writes dist/chart).
 // The CustomResourceDefinitions go to crds/ as they are. The Namespace is
@@ -34,10 +35,12 @@ limitations under the License.
 //	its GOMEMLIMIT                            .Values.goMemLimit
 //	its resources                             .Values.resources
 //	its app.kubernetes.io/version labels      .Chart.AppVersion
+//	what config/sharded adds                  .Values.sharding.enabled (sharding.go)
 //
 // Each default in values.yaml is the value the substitution replaced, so
 // the chart rendered with its defaults is install.yaml without the
-// Namespace (test/integration/install proves it against a fresh render).
+// Namespace, and with sharding.enabled and replicas 2 config/sharded
+// without it (test/integration/install proves both against fresh renders).
 package main
 
 import (
@@ -58,23 +61,28 @@ import (
 func main() {
 	version := flag.String("version", "", "The release, like v0.1.0 (dev for an unreleased tree): the chart's appVersion, its version without the v.")
 	out := flag.String("o", "", "Chart directory to write (its Chart.yaml, values.yaml, crds/ and templates/ are replaced).")
+	sharded := flag.String("sharded", "", "File holding config/sharded rendered as the manifests on stdin (manifests.sh IMG VERSION sharded): what sharding.enabled adds.")
 	flag.Parse()
-	if *version == "" || *out == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "usage: hack/release/manifests.sh IMG VERSION | chart -version VERSION -o DIR")
+	if *version == "" || *out == "" || *sharded == "" || flag.NArg() > 0 {
+		fmt.Fprintln(os.Stderr, "usage: hack/release/manifests.sh IMG VERSION | chart -version VERSION -sharded FILE -o DIR")
 		os.Exit(2)
 	}
-	if err := run(*version, *out); err != nil {
+	if err := run(*version, *sharded, *out); err != nil {
 		fmt.Fprintf(os.Stderr, "chart: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(version, out string) error {
+func run(version, shardedPath, out string) error {
 	manifests, err := readStdin()
 	if err != nil {
 		return err
 	}
-	files, err := generate(manifests, version)
+	sharded, err := os.ReadFile(shardedPath)
+	if err != nil {
+		return fmt.Errorf("reading the sharded manifests: %w", err)
+	}
+	files, err := generate(manifests, string(sharded), version)
 	if err != nil {
 		return err
 	}
@@ -101,11 +109,20 @@ type object struct {
 }
 
 // generate returns the chart's files, by path in the chart, for the
-// manifests of release version.
-func generate(manifests, version string) (map[string]string, error) {
+// manifests of release version and their sharded overlay.
+func generate(manifests, sharded, version string) (map[string]string, error) {
 	objects, err := split(manifests)
 	if err != nil {
 		return nil, err
+	}
+	overlay, err := split(sharded)
+	if err != nil {
+		return nil, fmt.Errorf("the sharded manifests: %w", err)
+	}
+	for _, o := range overlay {
+		if strings.Contains(o.text, "{{") {
+			return nil, fmt.Errorf("config/sharded's %s %s contains {{, which Helm would read as a template", o.kind, o.name)
+		}
 	}
 	namespace, err := installNamespace(objects)
 	if err != nil {
@@ -125,12 +142,19 @@ func generate(manifests, version string) (map[string]string, error) {
 			templated = append(templated, o)
 		}
 	}
+	onlySharded, err := shardedObjects(objects, overlay)
+	if err != nil {
+		return nil, err
+	}
 	values := chartValues{version: version}
-	if err := substituteAll(templated, namespace, &values); err != nil {
+	if err := substituteAll(append(templated, onlySharded...), namespace, &values); err != nil {
 		return nil, err
 	}
 	for _, o := range templated {
-		files["templates/"+strings.ToLower(o.kind)+"-"+o.name+".yaml"] = header + o.text
+		files[templatePath(o)] = header + o.text
+	}
+	for _, o := range onlySharded {
+		files[templatePath(o)] = ifSharded + header + o.text + endIf
 	}
 	chart, err := execute(chartYAML, chartMeta{Version: chartVersion(version), AppVersion: version})
 	if err != nil {
@@ -141,6 +165,10 @@ func generate(manifests, version string) (map[string]string, error) {
 		return nil, err
 	}
 	return files, nil
+}
+
+func templatePath(o *object) string {
+	return "templates/" + strings.ToLower(o.kind) + "-" + o.name + ".yaml"
 }
 
 // split cuts the manifests at their --- lines and names each document.
@@ -436,6 +464,16 @@ replicas: {{ .Replicas }}
 # leaderElection makes the replicas elect a leader (a Lease in the release
 # namespace). Turn it off only with a single replica.
 leaderElection: {{ .LeaderElection }}
+
+# sharding divides the member clusters among the replicas (--shard,
+# experimental; README "Sharded replicas"): each replica connects to its
+# share and runs their runs, the leader decides for the fleet. It adds the
+# Role of the shard's Leases and of the ConfigMap where replicas share
+# budget grants, each pod's name as its identity (POD_NAME), and a
+# preferred anti-affinity. Set replicas to 2 or more with it; it needs
+# leaderElection. Size each replica by README "Operating at scale".
+sharding:
+  enabled: false
 
 # resources of the hub container: the request is what ` + "`make bench`" + ` measured
 # (141 MiB RSS after two runs on 5 members x 1,000 nodes) plus headroom.

@@ -17,9 +17,11 @@ limitations under the License.
 package main
 
 import (
+	"errors"
 	"sort"
 	"strings"
 	"testing"
+	"text/template"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -77,7 +79,24 @@ spec:
           runAsNonRoot: true
 `
 
-const wantDeployment = header + `apiVersion: apps/v1
+// sharded is manifests as config/sharded changes them: two replicas,
+// --shard, POD_NAME, an anti-affinity, and the shard's Role.
+var sharded = strings.NewReplacer(
+	"  replicas: 1\n", "  replicas: 2\n",
+	"        - --leader-elect=true\n", "        - --leader-elect=true\n        - --shard\n",
+	"          value: 460MiB\n", "          value: 460MiB\n        - name: POD_NAME\n          valueFrom:\n            fieldRef:\n              fieldPath: metadata.name\n",
+	"    spec:\n      containers:\n", "    spec:\n      affinity:\n        podAntiAffinity: {}\n      containers:\n",
+).Replace(manifests) + `---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  labels:
+    app.kubernetes.io/managed-by: kustomize
+  name: fleetjob-hub-shard
+  namespace: fleetjob-system
+`
+
+const wantDeployment = header + needsLeader + `apiVersion: apps/v1
 kind: Deployment
 metadata:
   labels:
@@ -92,12 +111,25 @@ spec:
       labels:
         app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
     spec:
+{{- if .Values.sharding.enabled }}
+      affinity:
+        podAntiAffinity: {}
+{{- end }}
       containers:
       - args:
         - --leader-elect={{ .Values.leaderElection }}
+{{- if .Values.sharding.enabled }}
+        - --shard
+{{- end }}
         env:
         - name: GOMEMLIMIT
           value: {{ .Values.goMemLimit | quote }}
+{{- if .Values.sharding.enabled }}
+        - name: POD_NAME
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.name
+{{- end }}
         image: {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
         imagePullPolicy: {{ .Values.image.pullPolicy }}
         resources:
@@ -106,8 +138,17 @@ spec:
           runAsNonRoot: true
 `
 
+const wantShardRole = ifSharded + header + `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  labels:
+    app.kubernetes.io/managed-by: {{ .Release.Service }}
+  name: fleetjob-hub-shard
+  namespace: {{ .Release.Namespace }}
+` + endIf
+
 func TestGenerate(t *testing.T) {
-	files, err := generate(manifests, "v0.1.0")
+	files, err := generate(manifests, sharded, "v0.1.0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,15 +158,18 @@ func TestGenerate(t *testing.T) {
 	}
 	sort.Strings(paths)
 	wantPaths := []string{"Chart.yaml", "crds/clusterjobs.fleetjob.io.yaml", "templates/deployment-fleetjob-hub.yaml",
-		"templates/serviceaccount-fleetjob-hub.yaml", "values.yaml"}
+		"templates/role-fleetjob-hub-shard.yaml", "templates/serviceaccount-fleetjob-hub.yaml", "values.yaml"}
 	if diff := cmp.Diff(wantPaths, paths); diff != "" {
 		t.Errorf("files (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(wantDeployment, files["templates/deployment-fleetjob-hub.yaml"]); diff != "" {
 		t.Errorf("the Deployment's template (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff(wantShardRole, files["templates/role-fleetjob-hub-shard.yaml"]); diff != "" {
+		t.Errorf("the shard Role's template (-want +got):\n%s", diff)
+	}
 	for _, want := range []string{"  repository: example.com:5000/fleetjob-hub\n", "  tag: \"\"\n", "replicas: 1\n",
-		"leaderElection: true\n", "goMemLimit: 460MiB\n", "resources:\n  limits:\n    memory: 512Mi\n\n"} {
+		"leaderElection: true\n", "sharding:\n  enabled: false\n", "goMemLimit: 460MiB\n", "resources:\n  limits:\n    memory: 512Mi\n\n"} {
 		if !strings.Contains(files["values.yaml"], want) {
 			t.Errorf("values.yaml has no %q:\n%s", want, files["values.yaml"])
 		}
@@ -139,10 +183,12 @@ func TestGenerate(t *testing.T) {
 
 func TestGenerateRefuses(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		version  string
-		replace  [2]string
-		wantErrs string
+		name    string
+		version string
+		replace [2]string
+		// shardedReplace edits only the sharded render.
+		shardedReplace [2]string
+		wantErrs       string
 	}{
 		{name: "manifests of another release", version: "v0.2.0",
 			wantErrs: "labelled app.kubernetes.io/version=v0.1.0, not the chart's -version v0.2.0"},
@@ -157,6 +203,21 @@ func TestGenerateRefuses(t *testing.T) {
 			wantErrs: "the hub's version labels differ"},
 		{name: "no install namespace", version: "v0.1.0", replace: [2]string{"kind: Namespace", "kind: ConfigMap"},
 			wantErrs: "want exactly one Namespace"},
+		{name: "an overlay that changes a line of the Deployment", version: "v0.1.0",
+			shardedReplace: [2]string{"          value: 460MiB\n", "          value: 900MiB\n"},
+			wantErrs:       `config/sharded's Deployment fleetjob-hub: it changes or removes the line "value: 460MiB"`},
+		{name: "an overlay that changes another object", version: "v0.1.0",
+			shardedReplace: [2]string{"kind: ServiceAccount\nmetadata:\n  labels:\n", "kind: ServiceAccount\nmetadata:\n  labels:\n    extra: label\n"},
+			wantErrs:       "config/sharded changes ServiceAccount fleetjob-hub"},
+		{name: "an overlay that drops an object", version: "v0.1.0",
+			shardedReplace: [2]string{"kind: ServiceAccount\n", "kind: ServiceAccountX\n"},
+			wantErrs:       "config/sharded drops ServiceAccount/fleetjob-hub"},
+		{name: "an overlay that adds a CRD", version: "v0.1.0",
+			shardedReplace: [2]string{"kind: Role\n", "kind: CustomResourceDefinition\n"},
+			wantErrs:       "config/sharded adds CustomResourceDefinition fleetjob-hub-shard"},
+		{name: "a template marker in the overlay", version: "v0.1.0",
+			shardedReplace: [2]string{"podAntiAffinity: {}", "podAntiAffinity: '{{'"},
+			wantErrs:       "config/sharded's Deployment fleetjob-hub contains {{"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := manifests
@@ -166,7 +227,17 @@ func TestGenerateRefuses(t *testing.T) {
 				}
 				m = strings.Replace(m, tc.replace[0], tc.replace[1], 1)
 			}
-			_, err := generate(m, tc.version)
+			sh := sharded
+			if tc.replace[0] != "" {
+				sh = strings.Replace(sh, tc.replace[0], tc.replace[1], 1)
+			}
+			if tc.shardedReplace[0] != "" {
+				if !strings.Contains(sh, tc.shardedReplace[0]) {
+					t.Fatalf("the sharded fixture has no %q", tc.shardedReplace[0])
+				}
+				sh = strings.Replace(sh, tc.shardedReplace[0], tc.shardedReplace[1], 1)
+			}
+			_, err := generate(m, sh, tc.version)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErrs) {
 				t.Errorf("generate: got error %v, want one with %q", err, tc.wantErrs)
 			}
@@ -186,4 +257,60 @@ func TestChartVersion(t *testing.T) {
 			t.Errorf("chartVersion(%q) = %q, want %q", tc.version, got, tc.want)
 		}
 	}
+}
+
+// TestConditionalLines renders what conditionalLines makes, as Helm would:
+// base with sharding off, the overlay with it on (but for replicas, a value
+// of its own), and a failure with sharding on and no leader.
+func TestConditionalLines(t *testing.T) {
+	base := deploymentOf(t, manifests)
+	overlay := deploymentOf(t, sharded)
+	text, err := conditionalLines(base, overlay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := template.Must(template.New("").Funcs(template.FuncMap{
+		"fail": func(msg string) (string, error) { return "", errors.New(msg) },
+	}).Parse(needsLeader + text))
+	render := func(enabled, leader bool) (string, error) {
+		var b strings.Builder
+		err := tmpl.Execute(&b, map[string]any{"Values": map[string]any{"sharding": map[string]any{"enabled": enabled}, "leaderElection": leader}})
+		return b.String(), err
+	}
+	for _, tc := range []struct {
+		enabled bool
+		want    string
+	}{
+		{enabled: false, want: base},
+		{enabled: true, want: strings.Replace(overlay, "  replicas: 2\n", "  replicas: 1\n", 1)},
+	} {
+		got, err := render(tc.enabled, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("sharding.enabled=%t renders (-want +got):\n%s", tc.enabled, diff)
+		}
+	}
+	if _, err := render(true, false); err == nil || !strings.Contains(err.Error(), "sharding.enabled needs leaderElection") {
+		t.Errorf("sharding without a leader: got error %v, want the chart to refuse it", err)
+	}
+	if _, err := render(false, false); err != nil {
+		t.Errorf("no sharding, no leader: %v", err)
+	}
+}
+
+func deploymentOf(t *testing.T, manifests string) string {
+	t.Helper()
+	objects, err := split(manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objects {
+		if o.kind == "Deployment" {
+			return o.text
+		}
+	}
+	t.Fatal("no Deployment")
+	return ""
 }

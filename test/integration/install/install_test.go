@@ -91,6 +91,19 @@ var _ = Describe("Installing a release", Ordered, func() {
 		Expect(out).To(ContainSubstring("rolebinding.rbac.authorization.k8s.io/fleetjob-hub-secrets serverside-applied (server dry run)"))
 	})
 
+	It("installs the Helm chart sharded into its release namespace: a server-side dry-run apply", func() {
+		const ns = "fleetjob-chart-sharded"
+		kubectlRun("create", "namespace", ns)
+		_, templates := renderChart(filepath.Join(repoRoot, "charts", "fleetjob"), ns, map[string]any{
+			"sharding": map[string]any{"enabled": true},
+			"replicas": 2,
+		})
+		out := kubectlRun("apply", "--server-side", "--dry-run=server", "-f", writeFile(templates))
+		Expect(out).To(ContainSubstring("role.rbac.authorization.k8s.io/fleetjob-hub-shard serverside-applied (server dry run)"))
+		Expect(out).To(ContainSubstring("rolebinding.rbac.authorization.k8s.io/fleetjob-hub-shard serverside-applied (server dry run)"))
+		Expect(out).To(ContainSubstring("deployment.apps/fleetjob-hub serverside-applied (server dry run)"))
+	})
+
 	It("installs for real with the README's command: CRDs Established with their scopes; the upgrade command re-applies it", func() {
 		kubectlRun("apply", "--server-side", "-f", install)
 		kubectlRun("wait", "--for=condition=Established", "--timeout=30s",
@@ -226,17 +239,23 @@ func asHub() *rest.Config {
 
 var _ = Describe("The Helm chart", func() {
 	It("renders, with its defaults, the objects of install.yaml but the Namespace, managed by Helm", func() {
-		want := objects(string(readFile(manifests("fleetjob-hub:dev", "dev"))))
-		delete(want, "Namespace/<nil>/"+hubNamespace)
-		for _, o := range want {
-			if labels, ok := lookup(o, "metadata", "labels").(map[string]any); ok && labels["app.kubernetes.io/managed-by"] == "kustomize" {
-				labels["app.kubernetes.io/managed-by"] = "Helm"
-			}
-		}
+		want := asChart(manifests("fleetjob-hub:dev", "dev"))
 		crds, templates := renderChart(filepath.Join(repoRoot, "charts", "fleetjob"), hubNamespace, nil)
 		got := objects(crds + "\n" + templates)
 		Expect(cmp.Diff(want, got)).To(BeEmpty(),
 			"charts/fleetjob differs from config/ (-install.yaml +chart): run `make chart`, or change hack/release/chart")
+	})
+
+	It("renders, with sharding.enabled and two replicas, the objects of config/sharded but the Namespace", func() {
+		want := asChart(manifests("fleetjob-hub:dev", "dev", "sharded"))
+		Expect(want).To(HaveKey("Role/"+hubNamespace+"/fleetjob-hub-shard"), "config/sharded no longer adds the shard's Role: this spec checks nothing")
+		crds, templates := renderChart(filepath.Join(repoRoot, "charts", "fleetjob"), hubNamespace, map[string]any{
+			"sharding": map[string]any{"enabled": true},
+			"replicas": 2,
+		})
+		got := objects(crds + "\n" + templates)
+		Expect(cmp.Diff(want, got)).To(BeEmpty(),
+			"charts/fleetjob with sharding differs from config/sharded (-kustomize +chart): run `make chart`, or change hack/release/chart")
 	})
 
 	It("sets what its values say", func() {
@@ -258,6 +277,20 @@ var _ = Describe("The Helm chart", func() {
 		Expect(lookup(container, "env")).To(ContainElement(map[string]any{"name": "GOMEMLIMIT", "value": "900MiB"}))
 	})
 })
+
+// asChart is the objects of the manifests in path as the chart should
+// render them: without the Namespace, managed by Helm.
+func asChart(path string) map[string]map[string]any {
+	GinkgoHelper()
+	want := objects(string(readFile(path)))
+	delete(want, "Namespace/<nil>/"+hubNamespace)
+	for _, o := range want {
+		if labels, ok := lookup(o, "metadata", "labels").(map[string]any); ok && labels["app.kubernetes.io/managed-by"] == "kustomize" {
+			labels["app.kubernetes.io/managed-by"] = "Helm"
+		}
+	}
+	return want
+}
 
 // lookup walks nested maps by keys; nil where one is missing.
 func lookup(o any, keys ...string) any {

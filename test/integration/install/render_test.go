@@ -17,6 +17,7 @@ limitations under the License.
 package install
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ import (
 //
 // Helm renders templates with Go's text/template, which this uses too; of
 // Helm's functions it offers only those the chart uses (default, quote,
-// toYaml, nindent), written as Helm and sprig define them, and a template
+// toYaml, nindent, fail), written as Helm and sprig define them, and a template
 // that calls any other fails to parse here. So the chart keeps to what
 // this suite can prove without building Helm (see hack/release/chart).
 func renderChart(dir, namespace string, overrides map[string]any) (crds, templates string) {
@@ -78,6 +79,7 @@ var helmFuncs = template.FuncMap{
 		return given[0]
 	},
 	"quote": func(s any) string { return fmt.Sprintf("%q", fmt.Sprint(s)) },
+	"fail":  func(msg string) (string, error) { return "", errors.New(msg) },
 	"toYaml": func(v any) (string, error) {
 		b, err := yaml.Marshal(v)
 		return strings.TrimSuffix(string(b), "\n"), err

@@ -133,10 +133,11 @@ func kubectlFails(args ...string) string {
 }
 
 // manifests renders install.yaml as `make release` does, with hub image
-// img and version label version, into a file.
-func manifests(img, version string) string {
+// img and version label version, into a file; with an overlay, that
+// kustomization of config/ (install-sharded.yaml: "sharded").
+func manifests(img, version string, overlay ...string) string {
 	GinkgoHelper()
-	out := run([]string{"KUSTOMIZE=" + kustomize}, filepath.Join("hack", "release", "manifests.sh"), img, version)
+	out := run([]string{"KUSTOMIZE=" + kustomize}, filepath.Join("hack", "release", "manifests.sh"), append([]string{img, version}, overlay...)...)
 	path := filepath.Join(GinkgoT().TempDir(), "install.yaml")
 	Expect(os.WriteFile(path, out, 0o644)).To(Succeed())
 	return path
