@@ -75,7 +75,7 @@ var _ = Describe("Lost nodes", func() {
 				}
 				rec, _, err := spoke.ReadResults(ctx, m.client, spoke.Run{ClusterJob: latest(cj)(g), Cluster: m.name, Namespace: workNamespace})
 				g.Expect(err).NotTo(HaveOccurred())
-				for node, r := range rec.Nodes {
+				for node, r := range rec.Nodes.All() {
 					g.Expect(r.Started).To(BeTrue(), "node %s recorded started", node)
 				}
 			}).WithTimeout(2 * time.Minute).Should(Succeed())

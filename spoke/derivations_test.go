@@ -42,7 +42,7 @@ func TestDeriveWithTheLastDerivationIsDeriveWhole(t *testing.T) {
 	byNode := map[string]*batchv1.Job{}
 	gone := map[string]bool{}
 	present := func(n string) bool { return !gone[n] }
-	rec := Results{Nodes: map[string]NodeResult{}}
+	rec := ResultsOf(map[string]NodeResult{})
 	var last derivation
 	for step := range 300 {
 		n := names[rng.IntN(len(names))]
@@ -60,15 +60,10 @@ func TestDeriveWithTheLastDerivationIsDeriveWhole(t *testing.T) {
 		case 5:
 			gone[n] = !gone[n]
 		case 6:
-			next := Results{Nodes: map[string]NodeResult{}}
-			for k, v := range rec.Nodes {
-				next.Nodes[k] = v
-			}
-			next.Nodes[n] = NodeResult{Phase: NodeStarting, Attempt: "a"}
-			rec = next
+			rec = Results{Nodes: rec.Nodes.With(map[string]NodeResult{n: {Phase: NodeStarting, Attempt: "a"}})}
 		case 7:
-			if r, ok := rec.Nodes[n]; ok && !r.final() {
-				rec.Nodes[n] = NodeResult{Phase: NodeRunning, Started: true, Start: t0.Unix()}
+			if r, ok := rec.Nodes.Lookup(n); ok && !r.final() {
+				rec = Results{Nodes: rec.Nodes.With(map[string]NodeResult{n: {Phase: NodeRunning, Started: true, Start: t0.Unix()}})}
 			}
 		}
 		want, wantMissing := derive(&p, byNode, present, rec, nil, feed{})

@@ -1089,11 +1089,12 @@ func recordedNodes(t *testing.T, c client.Reader, run Run) map[string]NodeResult
 	if err != nil {
 		t.Fatal(err)
 	}
-	for n, r := range rec.Nodes {
+	nodes := rec.Nodes.Map()
+	for n, r := range nodes {
 		r.Attempt = ""
-		rec.Nodes[n] = r
+		nodes[n] = r
 	}
-	return rec.Nodes
+	return nodes
 }
 
 // TestStartGroupDrains starts a drain run's group of three nodes, three

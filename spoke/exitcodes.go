@@ -44,7 +44,7 @@ func ReadExitCodes(ctx context.Context, live client.Reader, run Run, st *State) 
 	var unread []*NodeState
 	for i := range st.Nodes {
 		n := &st.Nodes[i]
-		if n.Phase == NodeFailed && n.Job != "" && n.ExitCode == nil && !failedByHub(n.Reason) && !st.Recorded.Nodes[n.Node].final() {
+		if n.Phase == NodeFailed && n.Job != "" && n.ExitCode == nil && !failedByHub(n.Reason) && !st.Recorded.Nodes.Get(n.Node).final() {
 			unread = append(unread, st.edit(i))
 		}
 	}

@@ -89,7 +89,7 @@ func TestReadExitCodes(t *testing.T) {
 	// Recorded once, kept from the record while the Job exists, and
 	// bounded.
 	rec, _ := Record(Results{}, st, nil, nil)
-	if r := rec.Nodes["a"]; r.ExitCode == nil || *r.ExitCode != 3 || r.Output != "disk /var is full" {
+	if r := rec.Nodes.Get("a"); r.ExitCode == nil || *r.ExitCode != 3 || r.Output != "disk /var is full" {
 		t.Errorf("recorded %+v, want exit code 3 and the message", r)
 	}
 	again := Derive(&three, jobs, present("a", "b", "c"), rec)
@@ -121,7 +121,7 @@ func TestRecordBoundsOutputs(t *testing.T) {
 	}
 	rec, _ := Record(Results{}, st, nil, nil)
 	full, short := 0, 0
-	for _, r := range rec.Nodes {
+	for _, r := range rec.Nodes.All() {
 		switch len(r.Output) {
 		case maxOutput:
 			full++
@@ -227,7 +227,7 @@ func TestReadExitCodesEveryFailedNode(t *testing.T) {
 	}
 	rec, _ := Record(Results{}, st, nil, nil)
 	for i, n := range nodes {
-		if r := rec.Nodes[n]; r.ExitCode == nil || *r.ExitCode != int32(i+1) || r.Output != "failed on "+n {
+		if r := rec.Nodes.Get(n); r.ExitCode == nil || *r.ExitCode != int32(i+1) || r.Output != "failed on "+n {
 			t.Errorf("node %s recorded %+v, want exit code %d and its message", n, r, i+1)
 		}
 	}

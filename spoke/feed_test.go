@@ -222,10 +222,7 @@ func TestFeedDerivesAsWhole(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					next := Results{Nodes: map[string]NodeResult{n: {Phase: NodeStarting, Attempt: "other"}}}
-					for k, v := range rec.Nodes {
-						next.Nodes[k] = v
-					}
+					next := Results{Nodes: rec.Nodes.With(map[string]NodeResult{n: {Phase: NodeStarting, Attempt: "other"}})}
 					if err := WriteResults(context.Background(), f.c, f.c, f.run, next, cm); err != nil {
 						t.Fatal(err)
 					}

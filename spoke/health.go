@@ -77,7 +77,7 @@ func (h NodeHealth) describe(readyFor time.Duration) string {
 // awaitingHealth tells whether n's Job succeeded and its health verdict is
 // not recorded yet.
 func (s State) awaitingHealth(n NodeState) bool {
-	return n.Phase == NodeSucceeded && n.Job != "" && n.CompletionTime != nil && s.Recorded.Nodes[n.Node].Phase != NodeSucceeded
+	return n.Phase == NodeSucceeded && n.Job != "" && n.CompletionTime != nil && s.Recorded.Nodes.Get(n.Node).Phase != NodeSucceeded
 }
 
 // HealthReads names the nodes whose health is read now, at most most: those

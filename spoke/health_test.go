@@ -38,7 +38,7 @@ func TestGateHealth(t *testing.T) {
 	succeededAgo := func(d time.Duration, rec NodePhase) State {
 		p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: []string{"n"}}}}
 		job := succeededJob("n", now.Add(-d))
-		recorded := Results{Nodes: map[string]NodeResult{"n": {Phase: rec}}}
+		recorded := ResultsOf(map[string]NodeResult{"n": {Phase: rec}})
 		st := Derive(&p, []batchv1.Job{job}, map[string]bool{"n": true}, recorded)
 		st.Recorded = recorded // as Observe reads it
 		return st
@@ -112,7 +112,7 @@ func TestHealthReads(t *testing.T) {
 	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: []string{"a", "b", "c", "d"}}}}
 	jobs := []batchv1.Job{succeededJob("a", now.Add(-2*time.Minute)), succeededJob("b", now.Add(-time.Second)),
 		succeededJob("c", now.Add(-3*time.Minute)), succeededJob("d", now.Add(-4*time.Minute))}
-	recorded := Results{Nodes: map[string]NodeResult{"c": {Phase: NodeSucceeded}}}
+	recorded := ResultsOf(map[string]NodeResult{"c": {Phase: NodeSucceeded}})
 	st := Derive(&p, jobs, map[string]bool{"a": true, "b": true, "c": true, "d": true}, recorded)
 	st.Recorded = recorded
 	if diff := cmp.Diff([]string{"a", "d"}, st.HealthReads(now, gate, 10)); diff != "" {

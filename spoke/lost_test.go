@@ -50,7 +50,7 @@ func TestTimeOutLost(t *testing.T) {
 	}{
 		"a started pod not Ready on a node read NotReady: the bound starts now, by the hub's clock": {
 			jobs:      []batchv1.Job{unready("a")},
-			rec:       Results{Nodes: map[string]NodeResult{"a": started(0)}},
+			rec:       ResultsOf(map[string]NodeResult{"a": started(0)}),
 			reads:     map[string]NodeHealth{"a": notReady},
 			wantNodes: map[string]string{"a": "Running/"},
 			wantLost:  map[string]int64{"a": now.Unix()},
@@ -58,7 +58,7 @@ func TestTimeOutLost(t *testing.T) {
 		},
 		"lost for longer than the bound and still lost: NodeLost, its Job deleted": {
 			jobs:        []batchv1.Job{unready("a")},
-			rec:         Results{Nodes: map[string]NodeResult{"a": started(ago(6 * time.Minute))}},
+			rec:         ResultsOf(map[string]NodeResult{"a": started(ago(6 * time.Minute))}),
 			reads:       map[string]NodeHealth{"a": notReady},
 			wantJobs:    []string{jobName("a")},
 			wantFailed:  1,
@@ -68,7 +68,7 @@ func TestTimeOutLost(t *testing.T) {
 		},
 		"a lost node that is gone by the read: NodeLost": {
 			jobs:        []batchv1.Job{unready("a")},
-			rec:         Results{Nodes: map[string]NodeResult{"a": started(ago(timeout))}},
+			rec:         ResultsOf(map[string]NodeResult{"a": started(ago(timeout))}),
 			reads:       map[string]NodeHealth{"a": gone},
 			wantJobs:    []string{jobName("a")},
 			wantFailed:  1,
@@ -79,7 +79,7 @@ func TestTimeOutLost(t *testing.T) {
 		"an evicted pod Terminating for good under FailureTarget: lost too": {
 			jobs: []batchv1.Job{makeJob("a").Started(t0).Pods(0, 0, 1).
 				Condition(batchv1.JobFailureTarget, corev1.ConditionTrue, "BackoffLimitExceeded", "", t0).Obj()},
-			rec:         Results{Nodes: map[string]NodeResult{"a": started(ago(6 * time.Minute))}},
+			rec:         ResultsOf(map[string]NodeResult{"a": started(ago(6 * time.Minute))}),
 			reads:       map[string]NodeHealth{"a": notReady},
 			wantJobs:    []string{jobName("a")},
 			wantFailed:  1,
@@ -89,14 +89,14 @@ func TestTimeOutLost(t *testing.T) {
 		},
 		"known lost within its bound, not read: kept, looked at again at its bound": {
 			jobs:      []batchv1.Job{unready("a")},
-			rec:       Results{Nodes: map[string]NodeResult{"a": started(ago(time.Minute))}},
+			rec:       ResultsOf(map[string]NodeResult{"a": started(ago(time.Minute))}),
 			wantNodes: map[string]string{"a": "Running/"},
 			wantLost:  map[string]int64{"a": ago(time.Minute)},
 			wantNext:  now.Add(4 * time.Minute),
 		},
 		"the node came back before the bound (read Ready, its pod not Ready yet): forgotten, polled": {
 			jobs:      []batchv1.Job{unready("a")},
-			rec:       Results{Nodes: map[string]NodeResult{"a": started(ago(6 * time.Minute))}},
+			rec:       ResultsOf(map[string]NodeResult{"a": started(ago(6 * time.Minute))}),
 			reads:     map[string]NodeHealth{"a": ready},
 			wantNodes: map[string]string{"a": "Running/"},
 			wantLost:  map[string]int64{"a": 0},
@@ -104,7 +104,7 @@ func TestTimeOutLost(t *testing.T) {
 		},
 		"its pod is Ready again: forgotten, nothing to read": {
 			jobs:      []batchv1.Job{makeJob("a").Started(t0).Pods(1, 1, 0).Obj()},
-			rec:       Results{Nodes: map[string]NodeResult{"a": started(ago(time.Minute))}},
+			rec:       ResultsOf(map[string]NodeResult{"a": started(ago(time.Minute))}),
 			wantNodes: map[string]string{"a": "Running/"},
 			wantLost:  map[string]int64{"a": 0},
 		},
@@ -116,7 +116,7 @@ func TestTimeOutLost(t *testing.T) {
 		},
 		"a Job that finished while its node was lost counts as it finished": {
 			jobs:      []batchv1.Job{makeJob("a").Started(t0).Complete(t1).Obj()},
-			rec:       Results{Nodes: map[string]NodeResult{"a": started(ago(6 * time.Minute))}},
+			rec:       ResultsOf(map[string]NodeResult{"a": started(ago(6 * time.Minute))}),
 			reads:     map[string]NodeHealth{"a": notReady},
 			wantNodes: map[string]string{"a": "Succeeded/"},
 			wantLost:  map[string]int64{},
@@ -148,7 +148,7 @@ func TestTimeOutLost(t *testing.T) {
 			}
 			rec, _ := Record(tc.rec, st, nil, nil)
 			gotLost := map[string]int64{}
-			for node, r := range rec.Nodes {
+			for node, r := range rec.Nodes.All() {
 				if !r.final() {
 					gotLost[node] = r.Lost
 				}
@@ -167,7 +167,7 @@ func TestTimeOutLost(t *testing.T) {
 // until the Job is gone, even if the node comes back and its pod finishes.
 func TestNodeLostVerdictStands(t *testing.T) {
 	one := allOf("a")
-	rec := Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonNodeLost, Message: "node not Ready"}}}
+	rec := ResultsOf(map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonNodeLost, Message: "node not Ready"}})
 	st := Derive(&one, []batchv1.Job{makeJob("a").Started(t0).Complete(t1).Obj()}, present("a"), rec)
 	jobs, failed := st.TimeOutStarts(t0.Time, time.Minute, StartWatch{}, nil)
 	if diff := cmp.Diff([]string{jobName("a")}, jobs); diff != "" || failed != 0 {
@@ -182,7 +182,7 @@ func TestLostReads(t *testing.T) {
 	const timeout = 5 * time.Minute
 	now := t0.Time
 	nodes := []string{"due", "waiting", "u1", "u2", "u3", "u4", "u5", "ready", "fresh"}
-	rec := Results{Nodes: map[string]NodeResult{}}
+	recorded := map[string]NodeResult{}
 	var jobs []batchv1.Job
 	for _, n := range nodes {
 		switch n {
@@ -192,11 +192,12 @@ func TestLostReads(t *testing.T) {
 			jobs = append(jobs, makeJob(n).Started(t0).Pods(1, 0, 0).Obj())
 		}
 		if n != "fresh" {
-			rec.Nodes[n] = NodeResult{Phase: NodeRunning, Started: true}
+			recorded[n] = NodeResult{Phase: NodeRunning, Started: true}
 		}
 	}
-	rec.Nodes["due"] = NodeResult{Phase: NodeRunning, Started: true, Lost: now.Add(-timeout).Unix()}
-	rec.Nodes["waiting"] = NodeResult{Phase: NodeRunning, Started: true, Lost: now.Add(-time.Minute).Unix()}
+	recorded["due"] = NodeResult{Phase: NodeRunning, Started: true, Lost: now.Add(-timeout).Unix()}
+	recorded["waiting"] = NodeResult{Phase: NodeRunning, Started: true, Lost: now.Add(-time.Minute).Unix()}
+	rec := ResultsOf(recorded)
 	p := allOf(nodes...)
 	st := Derive(&p, jobs, present(nodes...), rec)
 
@@ -245,7 +246,7 @@ func TestNodeDeletedJobDeleted(t *testing.T) {
 	if diff := cmp.Diff(want, st.Nodes[0]); diff != "" {
 		t.Errorf("the deleted node mismatch (-want +got):\n%s", diff)
 	}
-	rec, _ := Record(Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix(), Started: true}}}, st, nil, nil)
+	rec, _ := Record(ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix(), Started: true}}), st, nil, nil)
 
 	testCases := map[string]struct {
 		job     batchv1.Job

@@ -225,7 +225,7 @@ func cordonedNodes(ctx context.Context, c client.Reader, run Run, st State, o ob
 
 // jobsMissing tells whether the record has a running node without a Job.
 func jobsMissing(rec Results, byNode map[string]*batchv1.Job) bool {
-	for node, r := range rec.Nodes {
+	for node, r := range rec.Nodes.All() {
 		if !r.final() && byNode[node] == nil {
 			return true
 		}

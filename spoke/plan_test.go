@@ -261,10 +261,11 @@ func TestLargeClusterFits(t *testing.T) {
 	if err != nil {
 		t.Fatalf("onePlanConfigMap() error = %v", err)
 	}
-	res := Results{Nodes: map[string]NodeResult{}}
+	nodes := map[string]NodeResult{}
 	for _, n := range names {
-		res.Nodes[n] = NodeResult{Phase: NodeSucceeded, Start: 1764600000, Finish: 1764600042, Started: true}
+		nodes[n] = NodeResult{Phase: NodeSucceeded, Start: 1764600000, Finish: 1764600042, Started: true}
 	}
+	res := ResultsOf(nodes)
 	enc, err := encodeRecord(res) // in segments, as the hub writes it
 	if err != nil {
 		t.Fatal(err)

@@ -141,7 +141,7 @@ func (rs *Records) encoded(uid types.UID, resourceVersion string) *encodedRecord
 func (rs *Records) encode(stored *corev1.ConfigMap, res Results, changed []string) (*encodedRecord, error) {
 	if stored != nil && changed != nil {
 		if prev := rs.encoded(stored.UID, stored.ResourceVersion); prev != nil {
-			if enc, err := prev.update(res, changed); err == nil && enc.nodes == len(res.Nodes) {
+			if enc, err := prev.update(res, changed); err == nil && enc.nodes == res.Nodes.Len() {
 				return enc, nil
 			}
 		}
@@ -160,8 +160,8 @@ func (rs *Records) put(uid types.UID, resourceVersion string, res Results, enc *
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	prev := rs.records[uid]
-	old := len(prev.results.Nodes)
-	if rs.records == nil || rs.nodes-old+len(res.Nodes) > maxDecodedNodes {
+	old := prev.results.Nodes.Len()
+	if rs.records == nil || rs.nodes-old+res.Nodes.Len() > maxDecodedNodes {
 		rs.records, rs.nodes, old = map[types.UID]record{}, 0, 0
 	}
 	writes := append(prev.writes, recordWrite{from: from, resourceVersion: resourceVersion, changed: changed})
@@ -169,7 +169,7 @@ func (rs *Records) put(uid types.UID, resourceVersion string, res Results, enc *
 		writes = writes[len(writes)-maxRecordWrites:]
 	}
 	rs.records[uid] = record{resourceVersion: resourceVersion, results: res, encoded: enc, writes: slices.Clip(writes)}
-	rs.nodes += len(res.Nodes) - old
+	rs.nodes += res.Nodes.Len() - old
 }
 
 // changedSince names the nodes the writes of ConfigMap uid changed from

@@ -252,7 +252,7 @@ func TestSplitRecord(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, primary := mustReadResults(t, live, run)
-		t.Logf("%s: %d results, %d parts besides the record ConfigMap", step.name, len(got.Nodes), len(cms.Items))
+		t.Logf("%s: %d results, %d parts besides the record ConfigMap", step.name, got.Nodes.Len(), len(cms.Items))
 		if named := primary.Annotations[fleetv1.RecordPartsAnnotation]; named != "" && fmt.Sprint(len(cms.Items)+1) != named || named == "" && len(cms.Items) > 0 {
 			t.Errorf("%s: %d parts stored, the record names %s: the parts it replaced are left", step.name, len(cms.Items), primary.Annotations[fleetv1.RecordPartsAnnotation])
 		}

@@ -73,8 +73,8 @@ type recordSegment struct {
 
 // encodeRecord encodes res whole, with a layout of its own nodes.
 func encodeRecord(res Results) (*encodedRecord, error) {
-	names := make([]string, 0, len(res.Nodes))
-	for n := range res.Nodes {
+	names := make([]string, 0, res.Nodes.Len())
+	for n := range res.Nodes.All() {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -117,7 +117,7 @@ func (e *encodedRecord) update(res Results, changed []string) (*encodedRecord, e
 	}
 	last := len(next.segments) - 1
 	for _, node := range changed {
-		r, recorded := res.Nodes[node]
+		r, recorded := res.Nodes.Lookup(node)
 		var entry []byte
 		if recorded {
 			var err error

@@ -18,7 +18,6 @@ package spoke
 
 import (
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"testing"
 
@@ -46,10 +45,11 @@ func decodeRecord(t *testing.T, e *encodedRecord) Results {
 func TestEncodedRecordFollowsEveryChange(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	node := func(i int) string { return fmt.Sprintf("node-%04d", i) }
-	res := Results{Nodes: map[string]NodeResult{}}
+	nodes := map[string]NodeResult{}
 	for i := range 500 {
-		res.Nodes[node(i)] = NodeResult{Phase: NodeStarting, Attempt: "a1"}
+		nodes[node(i)] = NodeResult{Phase: NodeStarting, Attempt: "a1"}
 	}
+	res := ResultsOf(nodes)
 	enc, err := encodeRecord(res)
 	if err != nil {
 		t.Fatal(err)
@@ -58,17 +58,17 @@ func TestEncodedRecordFollowsEveryChange(t *testing.T) {
 		t.Fatalf("whole record (-want +got):\n%s", diff)
 	}
 	for step := range 200 {
-		next := Results{Nodes: maps.Clone(res.Nodes)}
+		next := res
 		var changed []string
 		for range 1 + rng.IntN(12) {
 			n := node(rng.IntN(900)) // past 500: nodes the layout does not place
 			switch rng.IntN(4) {
 			case 0:
-				delete(next.Nodes, n)
+				next.Nodes = next.Nodes.Without(n)
 			case 1:
-				next.Nodes[n] = NodeResult{Phase: NodeFailed, Reason: "BackoffLimitExceeded", Message: `exit "1"`, ExitCode: ptr.To[int32](1), Finish: int64(step)}
+				next.Nodes = next.Nodes.With(map[string]NodeResult{n: {Phase: NodeFailed, Reason: "BackoffLimitExceeded", Message: `exit "1"`, ExitCode: ptr.To[int32](1), Finish: int64(step)}})
 			default:
-				next.Nodes[n] = NodeResult{Phase: NodeSucceeded, Start: int64(step), Finish: int64(step + 1)}
+				next.Nodes = next.Nodes.With(map[string]NodeResult{n: {Phase: NodeSucceeded, Start: int64(step), Finish: int64(step + 1)}})
 			}
 			changed = append(changed, n)
 		}
@@ -76,8 +76,8 @@ func TestEncodedRecordFollowsEveryChange(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if updated.nodes != len(next.Nodes) {
-			t.Fatalf("step %d: the encoding counts %d nodes, the record has %d", step, updated.nodes, len(next.Nodes))
+		if updated.nodes != next.Nodes.Len() {
+			t.Fatalf("step %d: the encoding counts %d nodes, the record has %d", step, updated.nodes, next.Nodes.Len())
 		}
 		if diff := cmp.Diff(next, decodeRecord(t, updated)); diff != "" {
 			t.Fatalf("step %d (-want +got):\n%s", step, diff)
@@ -93,16 +93,16 @@ func TestEncodedRecordFollowsEveryChange(t *testing.T) {
 // 1,000-node record compresses one segment again, and the rest are the
 // same bytes.
 func TestEncodedRecordCompressesOnlyChangedSegments(t *testing.T) {
-	res := Results{Nodes: map[string]NodeResult{}}
+	nodes := map[string]NodeResult{}
 	for i := range 1000 {
-		res.Nodes[fmt.Sprintf("node-%04d", i)] = NodeResult{Phase: NodeRunning, Start: 100}
+		nodes[fmt.Sprintf("node-%04d", i)] = NodeResult{Phase: NodeRunning, Start: 100}
 	}
+	res := ResultsOf(nodes)
 	enc, err := encodeRecord(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := Results{Nodes: maps.Clone(res.Nodes)}
-	next.Nodes["node-0500"] = NodeResult{Phase: NodeSucceeded, Start: 100, Finish: 160}
+	next := Results{Nodes: res.Nodes.With(map[string]NodeResult{"node-0500": {Phase: NodeSucceeded, Start: 100, Finish: 160}})}
 	updated, err := enc.update(next, []string{"node-0500"})
 	if err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestEncodedRecordCompressesOnlyChangedSegments(t *testing.T) {
 // TestRecordsEncodeCatchesAnUnnamedChange: a write told of fewer nodes
 // than it adds or removes is encoded whole, never stored without them.
 func TestRecordsEncodeCatchesAnUnnamedChange(t *testing.T) {
-	prev := Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning}, "b": {Phase: NodeRunning}}}
+	prev := ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning}, "b": {Phase: NodeRunning}})
 	var records Records
 	enc, err := records.encode(nil, prev, nil)
 	if err != nil {
@@ -129,7 +129,7 @@ func TestRecordsEncodeCatchesAnUnnamedChange(t *testing.T) {
 	}
 	stored := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "record", ResourceVersion: "7"}}
 	records.put(stored.UID, stored.ResourceVersion, prev, enc, "", nil)
-	next := Results{Nodes: map[string]NodeResult{"a": {Phase: NodeSucceeded}, "b": {Phase: NodeRunning}, "c": {Phase: NodeStarting}}}
+	next := ResultsOf(map[string]NodeResult{"a": {Phase: NodeSucceeded}, "b": {Phase: NodeRunning}, "c": {Phase: NodeStarting}})
 	got, err := records.encode(stored, next, []string{"a"}) // c not named
 	if err != nil {
 		t.Fatal(err)

@@ -43,7 +43,7 @@ func TestRecordsReadBackOwnWrite(t *testing.T) {
 		},
 	}).Build()
 	var records Records
-	want := Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning}}}
+	want := ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning}})
 	if _, err := writeResultsMerging(context.Background(), c, c, run, Results{}, want, nil, nil, &records); err != nil {
 		t.Fatal(err)
 	}
@@ -79,20 +79,21 @@ func TestRecordsReadBackOwnWrite(t *testing.T) {
 
 func TestRecordsBounded(t *testing.T) {
 	var records Records
-	big := Results{Nodes: map[string]NodeResult{}}
+	nodes := map[string]NodeResult{}
 	for _, n := range randomNames(maxDecodedNodes/2+1, 8) {
-		big.Nodes[n] = NodeResult{Phase: NodeSucceeded}
+		nodes[n] = NodeResult{Phase: NodeSucceeded}
 	}
+	big := ResultsOf(nodes)
 	records.put("a", "1", big, nil, "", nil)
 	records.put("a", "2", big, nil, "", nil) // replaces a's entry: still one record's nodes
-	if _, ok := records.get("a", "2"); !ok || records.nodes != len(big.Nodes) {
-		t.Fatalf("after replacing a: %d nodes kept, want %d", records.nodes, len(big.Nodes))
+	if _, ok := records.get("a", "2"); !ok || records.nodes != big.Nodes.Len() {
+		t.Fatalf("after replacing a: %d nodes kept, want %d", records.nodes, big.Nodes.Len())
 	}
 	records.put("b", "1", big, nil, "", nil) // past the bound: starts over
 	if _, ok := records.get("a", "2"); ok {
 		t.Error("Records kept more than maxDecodedNodes")
 	}
-	if _, ok := records.get("b", "1"); !ok || records.nodes != len(big.Nodes) {
+	if _, ok := records.get("b", "1"); !ok || records.nodes != big.Nodes.Len() {
 		t.Errorf("after starting over: b kept %v, %d nodes", ok, records.nodes)
 	}
 }

@@ -265,7 +265,7 @@ func TestRefusalShownWhileWaiting(t *testing.T) {
 	if n := st.Nodes[0]; n.Reason != "" || n.Message != "" {
 		t.Errorf("a started node shows %s %q, want nothing", n.Reason, n.Message)
 	}
-	if next, _ := Record(rec, st, nil, nil); next.Nodes["a"].Reason != "" {
-		t.Errorf("a started node's record keeps %q", next.Nodes["a"].Reason)
+	if next, _ := Record(rec, st, nil, nil); next.Nodes.Get("a").Reason != "" {
+		t.Errorf("a started node's record keeps %q", next.Nodes.Get("a").Reason)
 	}
 }

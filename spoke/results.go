@@ -65,7 +65,7 @@ const (
 // is never run twice.
 type Results struct {
 	// Nodes maps a node name to its result.
-	Nodes map[string]NodeResult `json:"nodes,omitempty"`
+	Nodes ResultMap `json:"nodes,omitzero"`
 }
 
 // NodeStarting is the recorded phase of a node whose Job is about to be
@@ -137,19 +137,14 @@ const jobLostMessage = "its Job is not there: deleted before the hub saw it, or 
 // be written. It is pure.
 func Record(prev Results, st State, created []string, skipped []plan.SkippedNode) (Results, bool) {
 	next, changed := recordChanges(prev, st, created, skipped)
-	if len(changed) == 0 {
-		next = Results{Nodes: maps.Clone(prev.Nodes)} // the caller's to change
-		if next.Nodes == nil {
-			next.Nodes = map[string]NodeResult{}
-		}
-	}
 	return next, len(changed) > 0
 }
 
 // recordChanges is Record, naming the nodes whose results changed. It costs what
-// changed: prev is copied only when something did (and returned as it is,
-// shared, when nothing did), and a node whose result
-// is final is passed over at the price of one lookup.
+// changed: the new record shares with prev every bucket of its ResultMap
+// but those of the nodes that changed (prev itself is returned when none
+// did), and a node whose result is final is passed over at the price of one
+// lookup.
 func recordChanges(prev Results, st State, created []string, skipped []plan.SkippedNode) (Results, []string) {
 	return recordChangesOf(prev, st, nil, created, skipped)
 }
@@ -163,7 +158,7 @@ func recordChangesOf(prev Results, st State, places []int, created []string, ski
 		if r, ok := updates[node]; ok {
 			return r, true
 		}
-		r, ok := prev.Nodes[node]
+		r, ok := prev.Nodes.Lookup(node)
 		return r, ok
 	}
 	set := func(node string, r NodeResult) {
@@ -228,12 +223,7 @@ func recordChangesOf(prev Results, st State, places []int, created []string, ski
 	if len(changed) == 0 {
 		return prev, nil
 	}
-	next := Results{Nodes: maps.Clone(prev.Nodes)}
-	if next.Nodes == nil {
-		next.Nodes = make(map[string]NodeResult, len(updates))
-	}
-	maps.Copy(next.Nodes, updates)
-	return next, changed
+	return Results{Nodes: prev.Nodes.With(updates)}, changed
 }
 
 // nodesAt yields the nodes at places, every node when places is nil.
@@ -258,7 +248,7 @@ func nodesAt(nodes []NodeState, places []int) iter.Seq[NodeState] {
 // countFullOutputs counts the recorded failures that keep a long output.
 func countFullOutputs(prev Results, updates map[string]NodeResult) int {
 	n := 0
-	for node, r := range prev.Nodes {
+	for node, r := range prev.Nodes.All() {
 		if _, replaced := updates[node]; !replaced && len(r.Output) > maxResultMessage {
 			n++
 		}
@@ -457,16 +447,13 @@ func deleteResultsParts(ctx context.Context, c client.Client, namespace string, 
 
 // merge is a with every result of b that a lacks or has not finished.
 func merge(a, b Results) Results {
-	out := Results{Nodes: maps.Clone(a.Nodes)}
-	if out.Nodes == nil {
-		out.Nodes = map[string]NodeResult{}
-	}
-	for node, r := range b.Nodes {
-		if old, ok := out.Nodes[node]; !ok || !old.final() && r.final() {
-			out.Nodes[node] = r
+	updates := map[string]NodeResult{}
+	for node, r := range b.Nodes.All() {
+		if old, ok := a.Nodes.Lookup(node); !ok || !old.final() && r.final() {
+			updates[node] = r
 		}
 	}
-	return out
+	return Results{Nodes: a.Nodes.With(updates)}
 }
 
 // liveJobs lists the run's Jobs from the API server, metadata only, as Jobs

@@ -44,74 +44,74 @@ func TestRecord(t *testing.T) {
 		want        Results
 		wantChanged bool
 	}{
-		"nothing ran: nothing to record": {want: Results{Nodes: map[string]NodeResult{}}},
+		"nothing ran: nothing to record": {want: ResultsOf(map[string]NodeResult{})},
 		"Jobs just created are recorded running": {
 			created:     []string{"a", "b"},
-			want:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning}, "b": {Phase: NodeRunning}}},
+			want:        ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning}, "b": {Phase: NodeRunning}}),
 			wantChanged: true,
 		},
 		"a Job seen running gets its start": {
-			prev:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning}}},
+			prev:        ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning}}),
 			jobs:        []batchv1.Job{makeJob("a").Started(t0).Obj()},
-			want:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}},
+			want:        ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}),
 			wantChanged: true,
 		},
 		"a finished Job is recorded with its outcome": {
-			prev: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}},
+			prev: ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}),
 			jobs: []batchv1.Job{
 				makeJob("a").Started(t0).Complete(t1).Obj(),
 				makeJob("b").Started(t0).Failed("BackoffLimitExceeded", "Job has reached the specified backoff limit", t1).Obj(),
 			},
-			want: Results{Nodes: map[string]NodeResult{"a": ok, "b": {Phase: NodeFailed, Reason: "BackoffLimitExceeded",
-				Message: "Job has reached the specified backoff limit", Start: t0.Unix(), Finish: t1.Unix()}}},
+			want: ResultsOf(map[string]NodeResult{"a": ok, "b": {Phase: NodeFailed, Reason: "BackoffLimitExceeded",
+				Message: "Job has reached the specified backoff limit", Start: t0.Unix(), Finish: t1.Unix()}}),
 			wantChanged: true,
 		},
 		"a recorded result outlives its Job: nothing to write": {
-			prev: Results{Nodes: map[string]NodeResult{"a": ok}},
-			want: Results{Nodes: map[string]NodeResult{"a": ok}},
+			prev: ResultsOf(map[string]NodeResult{"a": ok}),
+			want: ResultsOf(map[string]NodeResult{"a": ok}),
 		},
 		"a running node whose Job is gone is recorded failed JobDeleted": {
-			prev: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}},
-			want: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonJobDeleted,
-				Message: "the node's Job was deleted before it finished; it is not run again", Start: t0.Unix()}}},
+			prev: ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}),
+			want: ResultsOf(map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonJobDeleted,
+				Message: "the node's Job was deleted before it finished; it is not run again", Start: t0.Unix()}}),
 			wantChanged: true,
 		},
 		"a node skipped when its group started is recorded skipped": {
 			skipped:     []plan.SkippedNode{{Node: "c", Reason: "Unschedulable", Message: "node is cordoned when its group started"}},
-			want:        Results{Nodes: map[string]NodeResult{"c": {Phase: NodeSkipped, Reason: "Unschedulable", Message: "node is cordoned when its group started"}}},
+			want:        ResultsOf(map[string]NodeResult{"c": {Phase: NodeSkipped, Reason: "Unschedulable", Message: "node is cordoned when its group started"}}),
 			wantChanged: true,
 		},
 		"a pod seen started is remembered": {
-			prev: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}},
+			prev: ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}),
 			jobs: []batchv1.Job{func() batchv1.Job {
 				j := makeJob("a").Started(t0).Obj()
 				j.Status.Ready = ptr.To[int32](1)
 				return j
 			}()},
-			want:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix(), Started: true}}},
+			want:        ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix(), Started: true}}),
 			wantChanged: true,
 		},
 		"a node recorded starting whose Job is seen with nothing new: no write": {
-			prev: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}},
+			prev: ResultsOf(map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}),
 			jobs: []batchv1.Job{makeJob("a").Obj()},
-			want: Results{Nodes: map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}},
+			want: ResultsOf(map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}),
 		},
 		"a node recorded starting whose Job started is recorded running": {
-			prev:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}},
+			prev:        ResultsOf(map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}),
 			jobs:        []batchv1.Job{makeJob("a").Started(t0).Obj()},
-			want:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}},
+			want:        ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning, Start: t0.Unix()}}),
 			wantChanged: true,
 		},
 		"a node recorded starting whose Job is not there is recorded failed JobDeleted": {
-			prev:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}},
-			want:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonJobDeleted, Message: jobLostMessage}}},
+			prev:        ResultsOf(map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}),
+			want:        ResultsOf(map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonJobDeleted, Message: jobLostMessage}}),
 			wantChanged: true,
 		},
 		"a final result never changes": {
-			prev:    Results{Nodes: map[string]NodeResult{"a": ok}},
+			prev:    ResultsOf(map[string]NodeResult{"a": ok}),
 			jobs:    []batchv1.Job{makeJob("a").Started(t0).Failed("X", "late", t2).Obj()},
 			created: []string{"a"},
-			want:    Results{Nodes: map[string]NodeResult{"a": ok}},
+			want:    ResultsOf(map[string]NodeResult{"a": ok}),
 		},
 	}
 	for name, tc := range testCases {
@@ -129,10 +129,10 @@ func TestRecord(t *testing.T) {
 }
 
 func TestDeriveFromResults(t *testing.T) {
-	rec := Results{Nodes: map[string]NodeResult{
+	rec := ResultsOf(map[string]NodeResult{
 		"a": {Phase: NodeSucceeded, Start: t0.Unix(), Finish: t1.Unix()},
 		"b": {Phase: NodeRunning, Start: t0.Unix()},
-	}}
+	})
 	// Both Jobs are gone and node a too: a keeps its result, b's Job was
 	// deleted before it finished; c has no Job and never had: pending.
 	got := Derive(&twoGroups, nil, present("b", "c"), rec)
@@ -196,12 +196,12 @@ func TestObserveCacheBehind(t *testing.T) {
 func TestWriteResultsRace(t *testing.T) {
 	run := testRun(makeClusterJob("disk-clean").Obj())
 	c := fake.NewClientBuilder().Build()
-	first := Results{Nodes: map[string]NodeResult{"a": {Phase: NodeSucceeded, Finish: t1.Unix()}}}
+	first := ResultsOf(map[string]NodeResult{"a": {Phase: NodeSucceeded, Finish: t1.Unix()}})
 	if err := WriteResults(context.Background(), c, c, run, first, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A reconcile whose cache has no record yet writes b as new.
-	second := Results{Nodes: map[string]NodeResult{"b": {Phase: NodeRunning}}}
+	second := ResultsOf(map[string]NodeResult{"b": {Phase: NodeRunning}})
 	if err := WriteResults(context.Background(), c, c, run, second, nil); err != nil {
 		t.Fatalf("WriteResults() from a stale read error = %v", err)
 	}
@@ -209,7 +209,7 @@ func TestWriteResultsRace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Results{Nodes: map[string]NodeResult{"a": first.Nodes["a"], "b": second.Nodes["b"]}}
+	want := ResultsOf(map[string]NodeResult{"a": first.Nodes.Get("a"), "b": second.Nodes.Get("b")})
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("stored record mismatch (-want +got):\n%s", diff)
 	}
@@ -219,7 +219,7 @@ func TestWriteResultsError(t *testing.T) {
 	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
 		return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "x", nil)
 	}}).Build()
-	err := WriteResults(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning}}}, nil)
+	err := WriteResults(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning}}), nil)
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("WriteResults() error = %v, want Forbidden", err)
 	}

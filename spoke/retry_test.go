@@ -37,19 +37,19 @@ func TestRetryPlan(t *testing.T) {
 			{Node: "a-8", Reason: fleetv1.NodeReasonNoGroupLabel},
 		},
 		MoreSkipped: map[string]int{fleetv1.NodeReasonNotReady: 3},
-	}, nil, map[string]bool{"a-1": true, "a-2": true, "a-3": true, "a-4": true, "a-5": true, "a-6": true}, Results{Nodes: map[string]NodeResult{
+	}, nil, map[string]bool{"a-1": true, "a-2": true, "a-3": true, "a-4": true, "a-5": true, "a-6": true}, ResultsOf(map[string]NodeResult{
 		"a-1": {Phase: NodeSucceeded},
 		"a-2": {Phase: NodeFailed, Reason: "BackoffLimitExceeded"},
 		"a-3": {Phase: NodeSkipped, Reason: fleetv1.NodeReasonNotReady},
 		"a-4": {Phase: NodeSucceeded},
-	}})
+	}))
 	// Cluster b: the parent planned it, ran b-1 (whose Job was deleted
 	// mid-run) and lost the cluster: b-2 and b-3 never got a Job.
 	unreachable := Derive(&plan.Plan{
 		Groups: []plan.Group{{Name: "all", Nodes: []string{"b-1", "b-2", "b-3"}}},
-	}, nil, map[string]bool{"b-1": true, "b-2": true, "b-3": true}, Results{Nodes: map[string]NodeResult{
+	}, nil, map[string]bool{"b-1": true, "b-2": true, "b-3": true}, ResultsOf(map[string]NodeResult{
 		"b-1": {Phase: NodeRunning},
-	}})
+	}))
 
 	tests := []struct {
 		name        string

@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -171,7 +170,7 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 		// recorded without a Job would fail rather than start next time.
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 		defer cancel()
-		unrecordErr = unstart(uctx, c, live, run, st, refused, st.Recorded.Nodes[refused[0]].Attempt, o.records)
+		unrecordErr = unstart(uctx, c, live, run, st, refused, st.Recorded.Nodes.Get(refused[0]).Attempt, o.records)
 	}
 	cause := rootCause(failures)
 	if cause == nil && len(created) == 0 && len(refused) > 0 && len(conflicts) == 0 {
@@ -263,17 +262,12 @@ func uncancelled(ctx context.Context) (context.Context, context.CancelFunc) {
 func writeAhead(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, nodes []string, skipped []plan.SkippedNode, drains map[string]noderesults.Drain, records *Records) (map[string]bool, error) {
 	next, changed := recordChanges(st.Recorded, *st, nil, skipped)
 	attempt := newAttempt()
+	updates := map[string]NodeResult{}
 	for _, n := range nodes {
-		if _, ok := next.Nodes[n]; ok {
+		if _, ok := next.Nodes.Lookup(n); ok {
 			continue
 		}
-		if len(changed) == 0 {
-			next = Results{Nodes: maps.Clone(next.Nodes)} // st's record, shared with the cache
-			if next.Nodes == nil {
-				next.Nodes = map[string]NodeResult{}
-			}
-		}
-		next.Nodes[n] = NodeResult{Phase: NodeStarting, Attempt: attempt}
+		updates[n] = NodeResult{Phase: NodeStarting, Attempt: attempt}
 		changed = append(changed, n)
 	}
 	if len(changed) == 0 {
@@ -281,11 +275,16 @@ func writeAhead(ctx context.Context, c client.Client, live client.Reader, run Ru
 	}
 	for _, n := range changed {
 		// Written now or never: a result, once final, does not change.
-		if r, ok := next.Nodes[n]; ok && r.Drain == (noderesults.Drain{}) {
+		r, ok := updates[n]
+		if !ok {
+			r, ok = next.Nodes.Lookup(n)
+		}
+		if ok && r.Drain == (noderesults.Drain{}) && drains[n] != (noderesults.Drain{}) {
 			r.Drain = drains[n]
-			next.Nodes[n] = r
+			updates[n] = r
 		}
 	}
+	next = Results{Nodes: next.Nodes.With(updates)}
 	w, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, changed, st.RecordObject, records)
 	if err != nil {
 		err = fmt.Errorf("recording the group's nodes as starting, before creating their Jobs: %w", err)
@@ -297,7 +296,7 @@ func writeAhead(ctx context.Context, c client.Client, live client.Reader, run Ru
 	st.Recorded, st.RecordObject = w.res, w.cm
 	fresh := make(map[string]bool, len(nodes))
 	for _, n := range nodes {
-		if _, ok := w.prior.Nodes[n]; !ok {
+		if _, ok := w.prior.Nodes.Lookup(n); !ok {
 			fresh[n] = true
 		}
 	}
@@ -319,17 +318,16 @@ func unstart(ctx context.Context, c client.Client, live client.Reader, run Run, 
 			return err
 		}
 	}
-	next := Results{Nodes: maps.Clone(rec.Nodes)}
 	var removed []string
 	for _, n := range nodes {
-		if r := next.Nodes[n]; r.Phase == NodeStarting && r.Attempt == attempt {
-			delete(next.Nodes, n)
+		if r := rec.Nodes.Get(n); r.Phase == NodeStarting && r.Attempt == attempt {
 			removed = append(removed, n)
 		}
 	}
 	if len(removed) == 0 {
 		return nil
 	}
+	next := Results{Nodes: rec.Nodes.Without(removed...)}
 	written, err := writeResults(ctx, c, run, next, removed, cm, records)
 	if err != nil {
 		return fmt.Errorf("taking the nodes whose Jobs were not created off the record: %w", err)

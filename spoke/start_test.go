@@ -366,7 +366,7 @@ func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
 		withJob[j.Annotations[fleetv1.NodeAnnotation]] = true
 	}
 	var unbacked []string
-	for node := range rec.Nodes {
+	for node := range rec.Nodes.All() {
 		if !withJob[node] {
 			unbacked = append(unbacked, node)
 		}
@@ -396,8 +396,8 @@ func TestObserveJudgesUnstartedNodesFromTheStoredRecord(t *testing.T) {
 		}
 		return c
 	}
-	cached := build(Results{Nodes: map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}, "b": {Phase: NodeStarting, Attempt: "x"}}})
-	live := build(Results{Nodes: map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}})
+	cached := build(ResultsOf(map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}, "b": {Phase: NodeStarting, Attempt: "x"}}))
+	live := build(ResultsOf(map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}))
 	st, err := Observe(ctx, cached, live, run)
 	if err != nil {
 		t.Fatalf("Observe() error = %v", err)

@@ -74,12 +74,12 @@ func (s State) Watch(w StartWatch, now time.Time) StartWatch {
 		// A group runs while a node of it has a Job whose result is not
 		// recorded yet: running, or finished and awaiting its record or
 		// its health verdict.
-		if n.Job != "" && (n.Phase == NodeRunning || !s.Recorded.Nodes[n.Node].final()) {
+		if n.Job != "" && (n.Phase == NodeRunning || !s.Recorded.Nodes.Get(n.Node).final()) {
 			if _, ok := next.Groups[n.Group]; !ok {
 				next.Groups[n.Group] = firstSeenAt(w.Groups, n.Group, now)
 			}
 		}
-		if n.Job != "" && n.CompletionTime != nil && !s.Recorded.Nodes[n.Node].final() {
+		if n.Job != "" && n.CompletionTime != nil && !s.Recorded.Nodes.Get(n.Node).final() {
 			at := firstSeen(w.Finished, n.Node, now)
 			next.Finished[n.Node] = at
 			if off, ok := w.Offset[n.Node]; ok {
@@ -140,7 +140,7 @@ func (s *State) OnHubClock(w StartWatch) {
 			if !n.CompletionTime.Time.Equal(at) {
 				s.edit(i).CompletionTime = &metav1.Time{Time: at}
 			}
-		} else if r := s.Recorded.Nodes[n.Node]; r.final() && r.Finish != 0 && !n.CompletionTime.Time.Equal(time.Unix(r.Finish, 0)) {
+		} else if r := s.Recorded.Nodes.Get(n.Node); r.final() && r.Finish != 0 && !n.CompletionTime.Time.Equal(time.Unix(r.Finish, 0)) {
 			s.edit(i).CompletionTime = unixTime(r.Finish)
 		}
 	}

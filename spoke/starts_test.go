@@ -126,7 +126,7 @@ func TestTimeOutStarts(t *testing.T) {
 		},
 		"an image pull refused before, not read now, at the bound: NotStarted with what was shown, though the member progresses": {
 			jobs:       []batchv1.Job{pending("a")},
-			rec:        Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Reason: "ErrImagePull", Message: "not found"}}},
+			rec:        ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning, Reason: "ErrImagePull", Message: "not found"}}),
 			watch:      StartWatch{Job: map[string]time.Time{"a": ago(time.Hour)}, Pod: map[string]time.Time{"a": ago(timeout)}, Progress: now, Pods: 1},
 			wantJobs:   []string{jobName("a")},
 			wantFailed: 1,
@@ -135,7 +135,7 @@ func TestTimeOutStarts(t *testing.T) {
 		},
 		"an image pull refused before, read now as the kubelet's back-off: the reason shown stays": {
 			jobs:      []batchv1.Job{pending("a")},
-			rec:       Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Reason: "ErrImagePull", Message: "not found"}}},
+			rec:       ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning, Reason: "ErrImagePull", Message: "not found"}}),
 			watch:     StartWatch{Job: map[string]time.Time{"a": ago(time.Hour)}, Pod: map[string]time.Time{"a": ago(time.Minute)}, Progress: now, Pods: 1},
 			refusals:  map[string]Refusal{"a": {Reason: "ImagePullBackOff", Message: "Back-off pulling image"}},
 			wantNodes: map[string]string{"a": "Running/ErrImagePull", "b": "Pending/", "c": "Pending/"},
@@ -144,7 +144,7 @@ func TestTimeOutStarts(t *testing.T) {
 		},
 		"a refusal shown before that a read finds gone: no longer shown": {
 			jobs:      []batchv1.Job{pending("a")},
-			rec:       Results{Nodes: map[string]NodeResult{"a": {Phase: NodeRunning, Reason: "Unschedulable", Message: "no"}}},
+			rec:       ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning, Reason: "Unschedulable", Message: "no"}}),
 			watch:     StartWatch{Job: map[string]time.Time{"a": ago(time.Hour)}, Pod: map[string]time.Time{"a": ago(time.Minute)}, Progress: now, Pods: 1},
 			refusals:  map[string]Refusal{"a": {}},
 			wantNodes: map[string]string{"a": "Running/", "b": "Pending/", "c": "Pending/"},
@@ -168,13 +168,13 @@ func TestTimeOutStarts(t *testing.T) {
 		},
 		"a pod that started is never timed out, even once not Ready": {
 			jobs:      []batchv1.Job{running("a"), pending("b")},
-			rec:       Results{Nodes: map[string]NodeResult{"b": {Phase: NodeRunning, Started: true}}},
+			rec:       ResultsOf(map[string]NodeResult{"b": {Phase: NodeRunning, Started: true}}),
 			watch:     StartWatch{Progress: ago(time.Hour)},
 			wantNodes: map[string]string{"a": "Running/", "b": "Running/", "c": "Pending/"},
 		},
 		"a node failed before whose Job still exists: its Job is deleted again, not counted again": {
 			jobs:      []batchv1.Job{pending("a")},
-			rec:       Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonNotStarted}}},
+			rec:       ResultsOf(map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonNotStarted}}),
 			wantJobs:  []string{jobName("a")},
 			wantNodes: map[string]string{"a": "Failed/NotStarted", "b": "Pending/", "c": "Pending/"},
 		},

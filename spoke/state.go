@@ -290,7 +290,7 @@ func derive(p *plan.Plan, byNode map[string]*batchv1.Job, present func(string) b
 		st.Groups[i] = GroupState{Name: g.Name, Nodes: len(g.Nodes)}
 		for _, node := range g.Nodes {
 			job := byNode[node]
-			r, recorded := rec.Nodes[node]
+			r, recorded := rec.Nodes.Lookup(node)
 			from := derivedFrom{job: job, present: present(node), recorded: recorded, rec: r, valid: true}
 			if from.missing() {
 				unseen++
@@ -335,7 +335,7 @@ func deriveChanged(p *plan.Plan, byNode map[string]*batchv1.Job, present func(st
 		if !planned {
 			continue
 		}
-		r, recorded := rec.Nodes[node]
+		r, recorded := rec.Nodes.Lookup(node)
 		job := byNode[node]
 		from := derivedFrom{job: job, present: present(node), recorded: recorded, rec: r, valid: true}
 		old := last.from[k]

@@ -341,7 +341,7 @@ func TestTimeOutGroup(t *testing.T) {
 		},
 		"failed so before, its Job finished before its deletion: the hub's verdict stands": {
 			jobs:      []batchv1.Job{makeJob("a").Started(started).Complete(t0).Obj()},
-			rec:       Results{Nodes: map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonGroupDeadlineExceeded}}},
+			rec:       ResultsOf(map[string]NodeResult{"a": {Phase: NodeFailed, Reason: fleetv1.NodeReasonGroupDeadlineExceeded}}),
 			deadline:  5 * time.Minute,
 			wantNodes: map[string]string{"a": "Failed/GroupDeadlineExceeded", "b": "Pending/", "c": "Pending/"},
 		},

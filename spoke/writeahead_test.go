@@ -247,7 +247,7 @@ func TestStartGroupStaleRecord(t *testing.T) {
 	ctx := context.Background()
 	run := testRun(makeClusterJob("disk-clean").Batch(2).Obj())
 	live := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), planObject(fourNodes))...).Build()
-	if err := WriteResults(ctx, live, live, run, Results{Nodes: map[string]NodeResult{"a": {Phase: NodeStarting}}}, nil); err != nil {
+	if err := WriteResults(ctx, live, live, run, ResultsOf(map[string]NodeResult{"a": {Phase: NodeStarting}}), nil); err != nil {
 		t.Fatal(err)
 	}
 	stale := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
@@ -311,7 +311,7 @@ func withoutAttempts(rec Results, cm *corev1.ConfigMap) map[string]NodeResult {
 		return nil
 	}
 	out := map[string]NodeResult{}
-	for n, r := range rec.Nodes {
+	for n, r := range rec.Nodes.All() {
 		r.Attempt = ""
 		out[n] = r
 	}
@@ -372,7 +372,7 @@ func TestDeleteFailedJobsWritesAhead(t *testing.T) {
 			live := fake.NewClientBuilder().WithObjects(append(nodeObjects("b"), planObject(twoNodes),
 				makeJob("a").Started(t0).Pods(1, 1, 0).Ptr(), makeJob("b").Started(t0).Pods(1, 1, 0).Ptr())...).Build()
 			started := NodeResult{Phase: NodeRunning, Start: t0.Unix(), Started: true}
-			if err := WriteResults(ctx, live, live, run, Results{Nodes: map[string]NodeResult{"a": started, "b": started}}, nil); err != nil {
+			if err := WriteResults(ctx, live, live, run, ResultsOf(map[string]NodeResult{"a": started, "b": started}), nil); err != nil {
 				t.Fatal(err)
 			}
 			st, err := Observe(ctx, live, live, run) // node a is gone
@@ -382,8 +382,8 @@ func TestDeleteFailedJobsWritesAhead(t *testing.T) {
 			jobs, _ := st.TimeOutStarts(now, time.Hour, StartWatch{}, nil)
 			funcs := tc.funcs
 			funcs.Delete = func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
-				if rec, _, err := ReadResults(ctx, live, run); err != nil || !rec.Nodes["a"].final() {
-					t.Errorf("Job %s deleted while the record says %+v (error %v); want its verdict first", obj.GetName(), rec.Nodes["a"], err)
+				if rec, _, err := ReadResults(ctx, live, run); err != nil || !rec.Nodes.Get("a").final() {
+					t.Errorf("Job %s deleted while the record says %+v (error %v); want its verdict first", obj.GetName(), rec.Nodes.Get("a"), err)
 				}
 				return c.Delete(ctx, obj, opts...)
 			}
@@ -402,7 +402,7 @@ func TestDeleteFailedJobsWritesAhead(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(tc.wantRecord, rec.Nodes); diff != "" {
+			if diff := cmp.Diff(tc.wantRecord, rec.Nodes.Map()); diff != "" {
 				t.Errorf("stored record mismatch (-want +got):\n%s", diff)
 			}
 		})

@@ -169,8 +169,8 @@ var _ = Describe("Faults in members", func() {
 		a.runner.hold(false)
 		Eventually(func(g Gomega) {
 			res := recorded(g, a, cj)
-			g.Expect(res.Nodes["a-node-1"].Phase).To(Equal(spoke.NodeSucceeded))
-			g.Expect(res.Nodes["a-node-2"].Phase).To(Equal(spoke.NodeSucceeded))
+			g.Expect(res.Nodes.Get("a-node-1").Phase).To(Equal(spoke.NodeSucceeded))
+			g.Expect(res.Nodes.Get("a-node-2").Phase).To(Equal(spoke.NodeSucceeded))
 		}).Should(Succeed())
 		// A TTL of a few seconds, or a namespace cleaner, deletes them.
 		for i := range first {
@@ -244,7 +244,7 @@ var _ = Describe("Faults in members", func() {
 		Expect(row.Nodes).To(Equal(fleetv1.NodeCounts{Total: 4, Succeeded: 3, Skipped: 1}))
 		Expect(jobNodes(a, cj)).To(Equal(map[string]int{"a-node-1": 1, "a-node-2": 1, "a-node-4": 1}))
 		res := recorded(Default, a, cj)
-		Expect(res.Nodes["a-node-3"]).To(Equal(spoke.NodeResult{Phase: spoke.NodeSkipped, Reason: "Unschedulable",
+		Expect(res.Nodes.Get("a-node-3")).To(Equal(spoke.NodeResult{Phase: spoke.NodeSkipped, Reason: "Unschedulable",
 			Message: "node is cordoned when its group started"}))
 	})
 

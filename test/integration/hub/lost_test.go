@@ -55,7 +55,7 @@ var _ = Describe("Lost nodes", func() {
 		setPods(m, cj, lostNode, 1)
 		Eventually(func(g Gomega) {
 			rec := record(g, m, cj)
-			g.Expect(rec.Nodes[lostNode].Started).To(BeTrue())
+			g.Expect(rec.Nodes.Get(lostNode).Started).To(BeTrue())
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		setReady(m, lostNode, false)
 		setPods(m, cj, lostNode, 0)
@@ -95,7 +95,7 @@ var _ = Describe("Lost nodes", func() {
 		Eventually(func() map[string]int { return jobNodes(m, cj) }).WithTimeout(30 * time.Second).Should(Equal(nodeNames("a", 4)))
 		lost := startThenLose(cj)
 		Eventually(func(g Gomega) {
-			g.Expect(record(g, m, cj).Nodes[lostNode].Lost).NotTo(BeZero(), "the hub read the node lost")
+			g.Expect(record(g, m, cj).Nodes.Get(lostNode).Lost).NotTo(BeZero(), "the hub read the node lost")
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 		stopHub()
 		stopHub = func() {}
@@ -117,7 +117,7 @@ var _ = Describe("Lost nodes", func() {
 		Eventually(func() map[string]int { return jobNodes(m, cj) }).WithTimeout(30 * time.Second).Should(Equal(nodeNames("a", 4)))
 		startThenLose(cj)
 		Eventually(func(g Gomega) {
-			g.Expect(record(g, m, cj).Nodes[lostNode].Lost).NotTo(BeZero(), "the hub read the node lost")
+			g.Expect(record(g, m, cj).Nodes.Get(lostNode).Lost).NotTo(BeZero(), "the hub read the node lost")
 		}).WithTimeout(10 * time.Second).Should(Succeed())
 
 		setReady(m, lostNode, true)

@@ -142,7 +142,7 @@ var _ = Describe("Two hubs sharing a member", func() {
 		Expect(after.BinaryData).To(Equal(plan.BinaryData))
 		Expect(a.client.Get(ctx, recordKey, after)).To(Succeed())
 		Expect(after.UID).To(Equal(rec.UID), "the record is the one written before the restart")
-		for node, r := range recorded(Default, a, run2).Nodes {
+		for node, r := range recorded(Default, a, run2).Nodes.All() {
 			Expect(r.Phase).To(Equal(spoke.NodeSucceeded), node)
 		}
 		Expect(recorded(Default, a, run2).Nodes).To(HaveLen(4))

@@ -56,8 +56,8 @@ var _ = Describe("The results record written ahead", func() {
 		a.runner.hold(false)
 		Eventually(func(g Gomega) {
 			res := recorded(g, a, cj)
-			g.Expect(res.Nodes["a-node-3"].Phase).To(Equal(spoke.NodeStarting))
-			g.Expect(res.Nodes["a-node-4"].Phase).To(Equal(spoke.NodeStarting))
+			g.Expect(res.Nodes.Get("a-node-3").Phase).To(Equal(spoke.NodeStarting))
+			g.Expect(res.Nodes.Get("a-node-4").Phase).To(Equal(spoke.NodeStarting))
 		}).Should(Succeed())
 		stopHub()
 		// Whatever became of the Jobs, the hub that starts again must not

@@ -178,15 +178,14 @@ func (w *RunWrapper) finish(nodes []string, t batchv1.JobConditionType, reason, 
 // LostSince gives the nodes a Job whose pod started and is not Ready now,
 // as on a lost node, and records the hub first read them lost at since.
 func (w *RunWrapper) LostSince(since time.Time, nodes ...string) *RunWrapper {
-	if w.rec.Nodes == nil {
-		w.rec.Nodes = map[string]spoke.NodeResult{}
-	}
+	lost := map[string]spoke.NodeResult{}
 	for _, n := range nodes {
 		j := w.job(n)
 		j.Status.Active, j.Status.Ready = 1, ptr.To[int32](0)
 		w.jobs[n] = j
-		w.rec.Nodes[n] = spoke.NodeResult{Phase: spoke.NodeRunning, Started: true, Lost: since.Unix()}
+		lost[n] = spoke.NodeResult{Phase: spoke.NodeRunning, Started: true, Lost: since.Unix()}
 	}
+	w.rec.Nodes = w.rec.Nodes.With(lost)
 	return w
 }
 
