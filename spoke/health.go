@@ -200,7 +200,7 @@ func (s *State) GateHealth(now time.Time, gate fleetv1.NodeHealthGate, reads map
 // HealthWaits counts, in group g, the nodes whose Job succeeded that are
 // healthy and those still proving it.
 func (s State) HealthWaits(g int) (healthy, waiting int) {
-	for _, n := range s.Nodes {
+	for n := range s.GroupNodes(g) {
 		switch {
 		case n.Group != g:
 		case n.Phase == NodeSucceeded:

@@ -131,14 +131,20 @@ func showRefusal(n *NodeState, refusals map[string]Refusal) {
 }
 
 // RefusedBy is the first node, in plan order, whose pod waits with its
-// member's reason, and how many do.
+// member's reason, and how many do. Only groups with nodes running are
+// looked at: a waiting node is running.
 func (s State) RefusedBy() (first NodeState, refused int) {
-	for _, n := range s.Nodes {
-		if waitingForStart(n) && n.Reason != "" {
-			if refused == 0 {
-				first = n
+	for g := range s.Groups {
+		if s.Groups[g].Running == 0 {
+			continue
+		}
+		for n := range s.GroupNodes(g) {
+			if n.Reason != "" && waitingForStart(*n) {
+				if refused == 0 {
+					first = *n
+				}
+				refused++
 			}
-			refused++
 		}
 	}
 	return first, refused

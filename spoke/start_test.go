@@ -329,7 +329,9 @@ func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
 	live := fake.NewClientBuilder().WithObjects(nodeObjects(names...)...).Build()
 	// Each Job takes a slow member 2 s to create: 32 at a time, the whole
 	// group would take 8 s, and a fourth wave sent at 6 s would be cut by
-	// a 7 s deadline; the cutoff (7 s less a third) stops it being sent.
+	// a 7.5 s deadline; the cutoff (7.5 s less a third: 5 s) stops it being
+	// sent, and leaves the third wave (sent at 4 s, done at 6 s) a second
+	// and a half of room on a loaded machine.
 	c := interceptor.NewClient(live, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if _, ok := obj.(*batchv1.Job); ok {
@@ -342,7 +344,7 @@ func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		},
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 7*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 7500*time.Millisecond)
 	defer cancel()
 	run := testRun(makeClusterJob("disk-clean").Obj())
 	st := Derive(&p, nil, present(names...), Results{})

@@ -18,6 +18,7 @@ package spoke
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"time"
 
@@ -101,6 +102,34 @@ type GroupState struct {
 	// Pending, Running, Succeeded, Failed and Skipped count the nodes by
 	// phase; they add up to Nodes.
 	Pending, Running, Succeeded, Failed, Skipped int
+}
+
+// GroupNodes is group g's nodes: Nodes holds them group by group, in plan
+// order, so a pass over one group costs that group, not the run. A state
+// whose Nodes are not laid out so (one made by hand) gets them filtered.
+// They are the state's own, to read: not copied, for a pass over
+// thousands of them costs their copies.
+func (s State) GroupNodes(g int) iter.Seq[*NodeState] {
+	return func(yield func(*NodeState) bool) {
+		start := 0
+		for _, gs := range s.Groups[:g] {
+			start += gs.Nodes
+		}
+		end := start + s.Groups[g].Nodes
+		if end > len(s.Nodes) || end > start && (s.Nodes[start].Group != g || s.Nodes[end-1].Group != g) {
+			for i := range s.Nodes {
+				if s.Nodes[i].Group == g && !yield(&s.Nodes[i]) {
+					return
+				}
+			}
+			return
+		}
+		for i := start; i < end; i++ {
+			if !yield(&s.Nodes[i]) {
+				return
+			}
+		}
+	}
 }
 
 // Started tells whether some node of the group is not Pending.

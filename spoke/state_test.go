@@ -17,6 +17,7 @@ limitations under the License.
 package spoke
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -386,5 +387,27 @@ func TestGroupDeadline(t *testing.T) {
 	}
 	if _, ok := Derive(&twoGroups, nil, present("a", "b", "c"), Results{}).GroupDeadline(time.Minute); ok {
 		t.Error("GroupDeadline() of a run with no running group = true")
+	}
+}
+
+// TestGroupNodes: a group's nodes, from a derived state's layout or, in a
+// state laid out otherwise, by filtering.
+func TestGroupNodes(t *testing.T) {
+	p := plan.Plan{Groups: []plan.Group{{Name: "g0", Nodes: []string{"a", "b"}}, {Name: "g1", Nodes: []string{"c"}}, {Name: "g2", Nodes: []string{"d", "e", "f"}}}}
+	derived := Derive(&p, nil, present("a", "b", "c", "d", "e", "f"), Results{})
+	shuffled := derived
+	shuffled.Nodes = slices.Clone(derived.Nodes)
+	slices.Reverse(shuffled.Nodes)
+	for name, st := range map[string]State{"derived": derived, "laid out otherwise": shuffled} {
+		for g, want := range [][]string{{"a", "b"}, {"c"}, {"d", "e", "f"}} {
+			var got []string
+			for n := range st.GroupNodes(g) {
+				got = append(got, n.Node)
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s: group %d (-want +got):\n%s", name, g, diff)
+			}
+		}
 	}
 }

@@ -145,7 +145,7 @@ func clusterPhase(in Input, d Decision, c Cluster, row fleetv1.ClusterStatus) (f
 	case !started(c):
 		return fleetv1.ClusterPending, fleetv1.ReasonPending, "starting"
 	}
-	if g := c.State.RunningGroup(); g >= 0 {
+	if g := c.State.RunningGroup(); g >= 0 && in.Spec.Gates != nil && in.Spec.Gates.NodeHealth != nil {
 		if healthy, waiting := c.State.HealthWaits(g); waiting > 0 {
 			return fleetv1.ClusterRunning, fleetv1.ReasonRunning, fmt.Sprintf("Waiting for node health: %d of %d in group %s (spec.gates.nodeHealth)",
 				healthy, healthy+waiting, c.State.Groups[g].Name)
@@ -208,11 +208,25 @@ func fillProgress(row *fleetv1.ClusterStatus, st spoke.State) {
 		row.CurrentGroup = ptr.To(int32(cur))
 		row.CurrentGroupName = text.Truncate(st.Groups[cur].Name, 63)
 	}
+	// From the groups' counts: a pass over every node only for the groups
+	// with failed nodes, whose failures the row lists.
 	row.Nodes.Skipped = int32(st.Plan.SkippedCount())
+	for _, g := range st.Groups {
+		row.Nodes.Pending += int32(g.Pending)
+		row.Nodes.Running += int32(g.Running)
+		row.Nodes.Succeeded += int32(g.Succeeded)
+		row.Nodes.Failed += int32(g.Failed)
+		row.Nodes.Skipped += int32(g.Skipped)
+	}
 	var failed []fleetv1.NodeFailure
-	for _, n := range st.Nodes {
-		countNode(&row.Nodes, n.Phase)
-		if n.Phase == spoke.NodeFailed {
+	for g := range st.Groups {
+		if st.Groups[g].Failed == 0 {
+			continue
+		}
+		for n := range st.GroupNodes(g) {
+			if n.Phase != spoke.NodeFailed {
+				continue
+			}
 			msg := n.Message
 			if n.Output != "" {
 				msg = n.Output
