@@ -89,9 +89,9 @@ func (s State) awaitingHealth(n NodeState) bool {
 // from being read before their timeout. It is pure.
 func (s State) HealthReads(now time.Time, gate fleetv1.NodeHealthGate, most int) []string {
 	var overdue, due []string
-	for _, n := range s.Nodes {
+	for n := range s.NodesWhere(func(g GroupState) bool { return g.Succeeded > 0 }) {
 		switch {
-		case !s.awaitingHealth(n) || now.Before(n.CompletionTime.Add(gate.ReadyFor.Duration)):
+		case !s.awaitingHealth(*n) || now.Before(n.CompletionTime.Add(gate.ReadyFor.Duration)):
 		case !now.Before(n.CompletionTime.Add(gate.Timeout.Duration)):
 			overdue = append(overdue, n.Node)
 		default:

@@ -47,9 +47,9 @@ func mayBeLost(n NodeState) bool {
 // read: if it comes back, its pod turns Ready again and the Job says so.
 func (s State) LostReads(now time.Time, timeout time.Duration, max int) []string {
 	var due, unknown []string
-	for _, n := range s.Nodes {
+	for n := range s.NodesWhere(func(g GroupState) bool { return g.Running > 0 }) {
 		switch {
-		case !mayBeLost(n):
+		case !mayBeLost(*n):
 		case n.LostSince == nil:
 			unknown = append(unknown, n.Node)
 		case !now.Before(n.LostSince.Add(timeout)):

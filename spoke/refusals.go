@@ -134,17 +134,12 @@ func showRefusal(n *NodeState, refusals map[string]Refusal) {
 // member's reason, and how many do. Only groups with nodes running are
 // looked at: a waiting node is running.
 func (s State) RefusedBy() (first NodeState, refused int) {
-	for g := range s.Groups {
-		if s.Groups[g].Running == 0 {
-			continue
-		}
-		for n := range s.GroupNodes(g) {
-			if n.Reason != "" && waitingForStart(*n) {
-				if refused == 0 {
-					first = *n
-				}
-				refused++
+	for n := range s.NodesWhere(func(g GroupState) bool { return g.Running > 0 }) {
+		if n.Reason != "" && waitingForStart(*n) {
+			if refused == 0 {
+				first = *n
 			}
+			refused++
 		}
 	}
 	return first, refused

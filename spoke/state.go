@@ -132,6 +132,24 @@ func (s State) GroupNodes(g int) iter.Seq[*NodeState] {
 	}
 }
 
+// NodesWhere yields, read-only like GroupNodes, the nodes of the groups
+// whose counts keep accepts: a pass for nodes of one phase skips the
+// groups with none.
+func (s State) NodesWhere(keep func(GroupState) bool) iter.Seq[*NodeState] {
+	return func(yield func(*NodeState) bool) {
+		for g := range s.Groups {
+			if !keep(s.Groups[g]) {
+				continue
+			}
+			for n := range s.GroupNodes(g) {
+				if !yield(n) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // Started tells whether some node of the group is not Pending.
 func (g GroupState) Started() bool { return g.Pending < g.Nodes }
 
