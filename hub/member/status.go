@@ -253,21 +253,6 @@ func currentGroup(st spoke.State) int {
 	return 0
 }
 
-func countNode(n *fleetv1.NodeCounts, p spoke.NodePhase) {
-	switch p {
-	case spoke.NodePending:
-		n.Pending++
-	case spoke.NodeRunning:
-		n.Running++
-	case spoke.NodeSucceeded:
-		n.Succeeded++
-	case spoke.NodeFailed:
-		n.Failed++
-	case spoke.NodeSkipped:
-		n.Skipped++
-	}
-}
-
 // keepProgress carries the last known progress of a cluster the hub cannot
 // read now.
 func keepProgress(row *fleetv1.ClusterStatus, prev *fleetv1.ClusterStatus) {
