@@ -85,13 +85,15 @@ func fleetHub(t *testing.T, listErr error) *Reconciler {
 func TestCanaryLabelsFromRegistrations(t *testing.T) {
 	canary := &fleetv1.ClusterJob{Spec: fleetv1.ClusterJobSpec{Approval: &fleetv1.Approval{
 		CanarySelector: &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "canary"}}}}}
-	runs := func() []fleet.Run { return []fleet.Run{{Cluster: "eu-1"}, {Cluster: "eu-2"}, {Cluster: "eu-3"}} }
+	runs := func() []fleet.MemberRun {
+		return []fleet.MemberRun{{Cluster: "eu-1"}, {Cluster: "eu-2"}, {Cluster: "eu-3"}}
+	}
 
 	got := runs()
 	if err := fleetHub(t, nil).withCanaryLabels(context.Background(), canary, got); err != nil {
 		t.Fatalf("withCanaryLabels() = %v", err)
 	}
-	want := []fleet.Run{
+	want := []fleet.MemberRun{
 		{Cluster: "eu-1", Labels: map[string]string{fleetv1.RegistrationLabel: "true", "tier": "canary"}},
 		{Cluster: "eu-2", Labels: map[string]string{fleetv1.RegistrationLabel: "true", "tier": "prod"}},
 		{Cluster: "eu-3"},

@@ -110,8 +110,8 @@ func isSelected(cj *fleetv1.ClusterJob, cluster string) bool {
 // fleetRuns is what hub/fleet sees of each MemberRun. A MemberRun that has
 // not written its row yet shows the row an older hub wrote for its cluster
 // in the ClusterJob's status.clusters, if any.
-func fleetRuns(cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) []fleet.Run {
-	out := make([]fleet.Run, len(runs))
+func fleetRuns(cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) []fleet.MemberRun {
+	out := make([]fleet.MemberRun, len(runs))
 	for i := range runs {
 		mr := &runs[i]
 		row := mr.Status.Row()
@@ -122,7 +122,7 @@ func fleetRuns(cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) []fleet.Run {
 			}
 		}
 		row.Name = mr.Spec.Cluster
-		out[i] = fleet.Run{Cluster: mr.Spec.Cluster, Admitted: mr.Spec.Admitted, AcceptedFailures: mr.Spec.AcceptedFailures, Row: row, Legacy: legacy}
+		out[i] = fleet.MemberRun{Cluster: mr.Spec.Cluster, Admitted: mr.Spec.Admitted, AcceptedFailures: mr.Spec.AcceptedFailures, Row: row, Legacy: legacy}
 	}
 	return out
 }

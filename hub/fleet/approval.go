@@ -74,7 +74,7 @@ func approvalGate(in Input) gate {
 		return gate{stage: refused, reason: fleetv1.ReasonRejected, message: decidedMessage("rejected", d)}
 	}
 	g := gate{stage: canaryRunning, canary: canaryOf(in), reason: fleetv1.ReasonCanaryRunning}
-	if len(in.Missing) == 0 && !slices.ContainsFunc(in.Runs, func(r Run) bool { return !g.canary[r.Cluster] }) {
+	if len(in.Missing) == 0 && !slices.ContainsFunc(in.Runs, func(r MemberRun) bool { return !g.canary[r.Cluster] }) {
 		// Every cluster is in the canary: no one is left to hold, and a
 		// run that ran everywhere must not wait for a person to fail it.
 		return gate{stage: notGated, reason: fleetv1.ReasonNothingToApprove,

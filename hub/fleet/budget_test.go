@@ -49,85 +49,85 @@ func TestDecideFailureBudgets(t *testing.T) {
 	suspendNodes := makeClusterJob().Policy(fleetv1.FailurePolicy{MaxFailedNodes: num(1), OnExceeded: fleetv1.OnExceededSuspend}).Obj()
 	suspendNodesSuspended := makeClusterJob().Policy(fleetv1.FailurePolicy{MaxFailedNodes: num(1), OnExceeded: fleetv1.OnExceededSuspend}).Suspend(true).Obj()
 	suspendCluster := makeClusterJob().Policy(fleetv1.FailurePolicy{MaxFailedNodesPerCluster: num(1), OnExceeded: fleetv1.OnExceededSuspend}).Obj()
-	accepted := func(r Run, n int32) Run { r.AcceptedFailures = n; return r }
+	accepted := func(r MemberRun, n int32) MemberRun { r.AcceptedFailures = n; return r }
 
 	testCases := map[string]struct {
 		cj              *fleetv1.ClusterJob
-		runs            []Run
+		runs            []MemberRun
 		accepted        fleetv1.AcceptedFailures
 		budgetSuspended bool
 		want            Decision
 	}{
 		"maxFailedNodes 1, two failed: every cluster halts, naming the budget": {
 			cj:   stopNodes,
-			runs: []Run{runOf("a", true, failedRow), runOf("b", true, failedRow), runOf("c", false, pendingRow)},
+			runs: []MemberRun{runOf("a", true, failedRow), runOf("b", true, failedRow), runOf("c", false, pendingRow)},
 			want: Decision{Halt: &fleetv1.Halt{Reason: fleetv1.ReasonFailureBudgetExceeded,
 				Message: "maxFailedNodes 1 allows 1 of 6 nodes planned so far to fail; 2 failed"}},
 		},
 		"maxFailedNodes 1, one failed: the run goes on": {
 			cj:   stopNodes,
-			runs: []Run{runOf("a", true, failedRow), runOf("b", true, completedRow), runOf("c", false, pendingRow)},
+			runs: []MemberRun{runOf("a", true, failedRow), runOf("b", true, completedRow), runOf("c", false, pendingRow)},
 			want: Decision{Admit: []string{"c"}},
 		},
 		"maxFailedNodes 50% of the 6 planned allows 3": {
 			cj:   halfNodes,
-			runs: []Run{runOf("a", true, failedRow), runOf("b", true, failedRow)},
+			runs: []MemberRun{runOf("a", true, failedRow), runOf("b", true, failedRow)},
 		},
 		"maxFailedClusters 0, a cluster failed: halted": {
 			cj:   noFailedCluster,
-			runs: []Run{runOf("a", true, failedRow), runOf("b", false, pendingRow)},
+			runs: []MemberRun{runOf("a", true, failedRow), runOf("b", false, pendingRow)},
 			want: Decision{Halt: &fleetv1.Halt{Reason: fleetv1.ReasonFailureBudgetExceeded,
 				Message: "maxFailedClusters 0 allows 0 of 2 clusters to fail; 1 failed"}},
 		},
 		"maxFailedClusters 0, a cluster unreachable too long: it counts": {
 			cj: noFailedCluster,
-			runs: []Run{runOf("a", true, fleetv1.ClusterStatus{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout,
+			runs: []MemberRun{runOf("a", true, fleetv1.ClusterStatus{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout,
 				StartTime: mt(ago(time.Hour))}), runOf("b", true, runningRow)},
 			want: Decision{Halt: &fleetv1.Halt{Reason: fleetv1.ReasonFailureBudgetExceeded,
 				Message: "maxFailedClusters 0 allows 0 of 2 clusters to fail; 1 failed"}},
 		},
 		"maxFailedClusters 1, one failed and one ended by a stop: the stopped one is no failure": {
 			cj:   oneFailedCluster,
-			runs: []Run{runOf("a", true, failedRow), runOf("b", true, stoppedRow), runOf("c", true, runningRow)},
+			runs: []MemberRun{runOf("a", true, failedRow), runOf("b", true, stoppedRow), runOf("c", true, runningRow)},
 		},
 		"Suspend, maxFailedNodes exceeded: the run is suspended, nothing admitted": {
 			cj:   suspendNodes,
-			runs: []Run{runOf("a", true, failedRow), runOf("b", true, failedRow), runOf("c", false, pendingRow)},
+			runs: []MemberRun{runOf("a", true, failedRow), runOf("b", true, failedRow), runOf("c", false, pendingRow)},
 			want: Decision{Suspend: "maxFailedNodes 1 allows 1 of 6 nodes planned so far to fail; 2 failed", SuspendScope: ScopeRun},
 		},
 		"Suspend, already suspended for it: nothing more": {
 			cj:              suspendNodesSuspended,
-			runs:            []Run{runOf("a", true, failedRow), runOf("b", true, failedRow)},
+			runs:            []MemberRun{runOf("a", true, failedRow), runOf("b", true, failedRow)},
 			budgetSuspended: true,
 		},
 		"Suspend, a person resumed: the failures so far are accepted and the run goes on": {
 			cj:              suspendNodes,
-			runs:            []Run{runOf("a", true, failedRow), runOf("b", true, failedRow), runOf("c", false, pendingRow)},
+			runs:            []MemberRun{runOf("a", true, failedRow), runOf("b", true, failedRow), runOf("c", false, pendingRow)},
 			budgetSuspended: true,
 			want: Decision{Accept: &Acceptance{Runs: map[string]int32{}, Fleet: fleetv1.AcceptedFailures{Nodes: 2, Clusters: 2}},
 				Admit: []string{"c"}},
 		},
 		"Suspend, accepted 2 and one more failed: suspended again": {
 			cj: suspendNodes,
-			runs: []Run{runOf("a", true, failedRow), runOf("b", true, failedRow),
+			runs: []MemberRun{runOf("a", true, failedRow), runOf("b", true, failedRow),
 				runOf("c", true, fleetv1.ClusterStatus{Phase: fleetv1.ClusterRunning, StartTime: mt(ago(time.Hour)), Nodes: fleetv1.NodeCounts{Total: 3, Failed: 1, Running: 2}})},
 			accepted: fleetv1.AcceptedFailures{Nodes: 2, Clusters: 2},
 			want:     Decision{Suspend: "maxFailedNodes 1 allows 1 of 9 nodes planned so far to fail; 3 failed", SuspendScope: ScopeRun},
 		},
 		"Suspend, a cluster's own budget holds it: the run is suspended with its reason": {
 			cj:   suspendCluster,
-			runs: []Run{runOf("a", true, heldRow), runOf("b", true, runningRow)},
+			runs: []MemberRun{runOf("a", true, heldRow), runOf("b", true, runningRow)},
 			want: Decision{Suspend: heldRow.Message, SuspendScope: ScopeCluster},
 		},
 		"Suspend, resumed while a cluster is held: its failures are accepted in its MemberRun": {
 			cj:              suspendCluster,
-			runs:            []Run{runOf("a", true, heldRow), runOf("b", true, runningRow)},
+			runs:            []MemberRun{runOf("a", true, heldRow), runOf("b", true, runningRow)},
 			budgetSuspended: true,
 			want:            Decision{Accept: &Acceptance{Runs: map[string]int32{"a": 2}, Fleet: fleetv1.AcceptedFailures{Nodes: 2}}},
 		},
 		"Suspend, a held row whose failures are accepted already (the member has not written since): nothing": {
 			cj:   suspendCluster,
-			runs: []Run{accepted(runOf("a", true, heldRow), 2), runOf("b", true, runningRow)},
+			runs: []MemberRun{accepted(runOf("a", true, heldRow), 2), runOf("b", true, runningRow)},
 		},
 	}
 	for name, tc := range testCases {
@@ -154,7 +154,7 @@ func TestStatusFailureBudgets(t *testing.T) {
 	}
 	t.Run("a run-wide Stop budget: Failed, FailureBudgetExceeded", func(t *testing.T) {
 		cj := makeClusterJob().Policy(fleetv1.FailurePolicy{MaxFailedNodes: num(0)}).Obj()
-		in := Input{Spec: &cj.Spec, Runs: []Run{runOf("a", true, failedRow), runOf("b", true, stoppedRow)}, Now: now, Created: ago(time.Hour)}
+		in := Input{Spec: &cj.Spec, Runs: []MemberRun{runOf("a", true, failedRow), runOf("b", true, stoppedRow)}, Now: now, Created: ago(time.Hour)}
 		st := Status(in, Decide(in), &fleetv1.ClusterJobStatus{}, 1)
 		if got, want := condition(st, fleetv1.ConditionFailed), [2]string{"True", fleetv1.ReasonFailureBudgetExceeded}; st.Phase != fleetv1.PhaseFailed || got != want {
 			t.Errorf("phase %s, Failed condition %v; want Failed, %v", st.Phase, got, want)
@@ -167,7 +167,7 @@ func TestStatusFailureBudgets(t *testing.T) {
 		cj := makeClusterJob().Policy(fleetv1.FailurePolicy{MaxFailedNodesPerCluster: num(0)}).Obj()
 		over := failedRow
 		over.Reason = fleetv1.ReasonFailureBudgetExceeded
-		in := Input{Spec: &cj.Spec, Runs: []Run{runOf("a", true, over), runOf("b", true, completedRow)}, Now: now, Created: ago(time.Hour)}
+		in := Input{Spec: &cj.Spec, Runs: []MemberRun{runOf("a", true, over), runOf("b", true, completedRow)}, Now: now, Created: ago(time.Hour)}
 		st := Status(in, Decide(in), &fleetv1.ClusterJobStatus{}, 1)
 		if got, want := condition(st, fleetv1.ConditionFailed), [2]string{"True", fleetv1.ReasonFailureBudgetExceeded}; got != want {
 			t.Errorf("Failed condition %v, want %v", got, want)
@@ -178,7 +178,7 @@ func TestStatusFailureBudgets(t *testing.T) {
 	})
 	t.Run("Suspend: the condition is True while suspended, False once resumed, and the resume is remembered", func(t *testing.T) {
 		cj := makeClusterJob().Policy(fleetv1.FailurePolicy{MaxFailedNodes: num(1), OnExceeded: fleetv1.OnExceededSuspend}).Obj()
-		runs := []Run{runOf("a", true, failedRow), runOf("b", true, failedRow), runOf("c", true, runningRow)}
+		runs := []MemberRun{runOf("a", true, failedRow), runOf("b", true, failedRow), runOf("c", true, runningRow)}
 		in := Input{Spec: &cj.Spec, Runs: runs, Now: now, Created: ago(time.Hour)}
 		st := Status(in, Decide(in), &fleetv1.ClusterJobStatus{}, 1)
 		if got, want := condition(st, fleetv1.ConditionFailureBudgetExceeded), [2]string{"True", fleetv1.ReasonFailureBudgetExceeded}; got != want {
@@ -216,22 +216,22 @@ func TestBetweenClustersSoak(t *testing.T) {
 	done.CompletionTime = mt(ago(time.Minute))
 	testCases := map[string]struct {
 		cj   *fleetv1.ClusterJob
-		runs []Run
+		runs []MemberRun
 		want Decision
 	}{
 		"a finished a minute ago, soak 5m: b waits 4m more": {
 			cj:   soaked(5 * time.Minute),
-			runs: []Run{runOf("a", true, done), runOf("b", false, pendingRow)},
+			runs: []MemberRun{runOf("a", true, done), runOf("b", false, pendingRow)},
 			want: Decision{RequeueAfter: 4 * time.Minute},
 		},
 		"soak 30s, over: b is admitted": {
 			cj:   soaked(30 * time.Second),
-			runs: []Run{runOf("a", true, done), runOf("b", false, pendingRow)},
+			runs: []MemberRun{runOf("a", true, done), runOf("b", false, pendingRow)},
 			want: Decision{Admit: []string{"b"}},
 		},
 		"no cluster finished yet: the first is admitted at once": {
 			cj:   soaked(5 * time.Minute),
-			runs: []Run{runOf("a", false, pendingRow), runOf("b", false, pendingRow)},
+			runs: []MemberRun{runOf("a", false, pendingRow), runOf("b", false, pendingRow)},
 			want: Decision{Admit: []string{"a"}},
 		},
 	}
@@ -245,7 +245,7 @@ func TestBetweenClustersSoak(t *testing.T) {
 		})
 	}
 	cj := soaked(5 * time.Minute)
-	in := Input{Spec: &cj.Spec, Runs: []Run{runOf("a", true, done), runOf("b", false, pendingRow)}, Now: now, Created: ago(time.Hour)}
+	in := Input{Spec: &cj.Spec, Runs: []MemberRun{runOf("a", true, done), runOf("b", false, pendingRow)}, Now: now, Created: ago(time.Hour)}
 	st := Status(in, Decide(in), &fleetv1.ClusterJobStatus{}, 1)
 	c := meta.FindStatusCondition(st.Conditions, fleetv1.ConditionProgressing)
 	want := "Soaking until " + ago(time.Minute).Add(5*time.Minute).UTC().Format(time.RFC3339)

@@ -37,8 +37,10 @@ import (
 	"github.com/fleetjob/fleetjob/pkg/text"
 )
 
-// Run is one cluster's run as the fleet sees it: its MemberRun.
-type Run struct {
+// MemberRun is one cluster's run as the fleet sees it, read from its
+// MemberRun object (fleetv1.MemberRun); spoke.Run is the same run as the
+// member sees it.
+type MemberRun struct {
 	// Cluster is the member cluster's name.
 	Cluster string
 	// Admitted is the MemberRun's spec.admitted.
@@ -61,7 +63,7 @@ type Run struct {
 type Input struct {
 	Spec *fleetv1.ClusterJobSpec
 	// Runs are the run's MemberRuns, sorted by cluster name.
-	Runs []Run
+	Runs []MemberRun
 	// LeftOut are the clusters that matched beyond MaxClusters when the
 	// run's clusters were selected (this reconcile only).
 	LeftOut []string
@@ -254,7 +256,7 @@ func soakingUntil(in Input) time.Time {
 	if g == nil || g.BetweenClusters == nil || g.BetweenClusters.Soak.Duration <= 0 {
 		return time.Time{}
 	}
-	waiting := slices.ContainsFunc(in.Runs, func(r Run) bool { return !r.Admitted && !finished(r.Row) })
+	waiting := slices.ContainsFunc(in.Runs, func(r MemberRun) bool { return !r.Admitted && !finished(r.Row) })
 	var last time.Time
 	for _, r := range in.Runs {
 		if t := r.Row.CompletionTime; t != nil && started(r.Row) && t.After(last) {
@@ -313,7 +315,7 @@ func onExceeded(spec *fleetv1.ClusterJobSpec) fleetv1.OnExceeded {
 // failures counts the run's failed nodes, the nodes planned so far, and
 // the clusters that failed; a cluster that ended because the fleet stopped
 // it is not a failure.
-func failures(runs []Run) (nodes, planned, clusters int) {
+func failures(runs []MemberRun) (nodes, planned, clusters int) {
 	for _, r := range runs {
 		nodes += int(r.Row.Nodes.Failed)
 		planned += int(r.Row.Nodes.Total - r.Row.Nodes.Skipped)
@@ -360,7 +362,7 @@ func budgetStopCause(in Input) string {
 
 // heldCluster tells whether a cluster's own budget with onExceeded Suspend
 // holds it past the failures accepted: its row says so while it runs.
-func heldCluster(r Run) bool {
+func heldCluster(r MemberRun) bool {
 	return r.Row.Reason == fleetv1.ReasonFailureBudgetExceeded && !finished(r.Row) && r.Row.Nodes.Failed > r.AcceptedFailures
 }
 

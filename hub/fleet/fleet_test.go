@@ -33,9 +33,9 @@ import (
 // them: admission remembered in their specs, rows in their statuses.
 
 // runOf is cluster's MemberRun as the fleet sees it.
-func runOf(cluster string, admitted bool, row fleetv1.ClusterStatus) Run {
+func runOf(cluster string, admitted bool, row fleetv1.ClusterStatus) MemberRun {
 	row.Name = cluster
-	return Run{Cluster: cluster, Admitted: admitted, Row: row}
+	return MemberRun{Cluster: cluster, Admitted: admitted, Row: row}
 }
 
 var (
@@ -52,56 +52,56 @@ var (
 func TestDecideOverMemberRuns(t *testing.T) {
 	testCases := map[string]struct {
 		cj   *fleetv1.ClusterJob
-		runs []Run
+		runs []MemberRun
 		want Decision
 	}{
 		"no limit: every cluster is admitted": {
 			cj:   makeClusterJob().Obj(),
-			runs: []Run{runOf("a", false, pendingRow), runOf("b", false, pendingRow)},
+			runs: []MemberRun{runOf("a", false, pendingRow), runOf("b", false, pendingRow)},
 			want: Decision{Admit: []string{"a", "b"}},
 		},
 		"admitted once, never again": {
 			cj:   makeClusterJob().Obj(),
-			runs: []Run{runOf("a", true, runningRow), runOf("b", false, pendingRow)},
+			runs: []MemberRun{runOf("a", true, runningRow), runOf("b", false, pendingRow)},
 			want: Decision{Admit: []string{"b"}},
 		},
 		"maxConcurrentClusters 1, one admitted and not started yet: it keeps the slot": {
 			cj:   makeClusterJob().MaxConcurrent(1).Obj(),
-			runs: []Run{runOf("a", true, pendingRow), runOf("b", false, pendingRow)},
+			runs: []MemberRun{runOf("a", true, pendingRow), runOf("b", false, pendingRow)},
 		},
 		"maxConcurrentClusters 2, one running: the next by name is admitted": {
 			cj:   makeClusterJob().MaxConcurrent(2).Obj(),
-			runs: []Run{runOf("a", true, runningRow), runOf("b", false, pendingRow), runOf("c", false, pendingRow)},
+			runs: []MemberRun{runOf("a", true, runningRow), runOf("b", false, pendingRow), runOf("c", false, pendingRow)},
 			want: Decision{Admit: []string{"b"}},
 		},
 		"maxConcurrentClusters 1, the first finished: the second is admitted": {
 			cj:   makeClusterJob().MaxConcurrent(1).Obj(),
-			runs: []Run{runOf("a", true, completedRow), runOf("b", false, pendingRow), runOf("c", false, pendingRow)},
+			runs: []MemberRun{runOf("a", true, completedRow), runOf("b", false, pendingRow), runOf("c", false, pendingRow)},
 			want: Decision{Admit: []string{"b"}},
 		},
 		"suspended: nothing is admitted": {
 			cj:   makeClusterJob().Suspend(true).Obj(),
-			runs: []Run{runOf("a", false, pendingRow)},
+			runs: []MemberRun{runOf("a", false, pendingRow)},
 		},
 		"exit, a node failed in b: every cluster is halted, none admitted": {
 			cj:   makeClusterJob().Exit().MaxConcurrent(1).Obj(),
-			runs: []Run{runOf("a", false, pendingRow), runOf("b", true, failedRow)},
+			runs: []MemberRun{runOf("a", false, pendingRow), runOf("b", true, failedRow)},
 			want: Decision{Halt: &fleetv1.Halt{Reason: fleetv1.ReasonStopped, Message: "a node failed in cluster b"}},
 		},
 		"exit, a cluster failed unreachable: halted, naming why": {
 			cj: makeClusterJob().Exit().Obj(),
-			runs: []Run{runOf("a", true, runningRow), runOf("b", true, fleetv1.ClusterStatus{Phase: fleetv1.ClusterFailed,
+			runs: []MemberRun{runOf("a", true, runningRow), runOf("b", true, fleetv1.ClusterStatus{Phase: fleetv1.ClusterFailed,
 				Reason: fleetv1.ReasonUnreachableTimeout, StartTime: mt(ago(time.Hour))})},
 			want: Decision{Halt: &fleetv1.Halt{Reason: fleetv1.ReasonStopped, Message: "cluster b failed: UnreachableTimeout"}},
 		},
 		"exit, a cluster ended by the stop is no cause: nothing to halt": {
 			cj:   makeClusterJob().Exit().Obj(),
-			runs: []Run{runOf("a", true, stoppedRow), runOf("b", false, pendingRow)},
+			runs: []MemberRun{runOf("a", true, stoppedRow), runOf("b", false, pendingRow)},
 			want: Decision{Admit: []string{"b"}},
 		},
 		"keepgoing, a node failed: nothing halts": {
 			cj:   makeClusterJob().Obj(),
-			runs: []Run{runOf("a", true, failedRow), runOf("b", true, runningRow)},
+			runs: []MemberRun{runOf("a", true, failedRow), runOf("b", true, runningRow)},
 		},
 		"no cluster yet: look again when the wait for registrations ends": {
 			cj:   makeClusterJob().Obj(),
@@ -121,7 +121,7 @@ func TestDecideOverMemberRuns(t *testing.T) {
 // TestNotableClusters: failed first, then running, pending, completed, each
 // by name, at most 20, without failure samples.
 func TestNotableClusters(t *testing.T) {
-	var runs []Run
+	var runs []MemberRun
 	add := func(prefix string, n int, row fleetv1.ClusterStatus) {
 		for i := range n {
 			runs = append(runs, runOf(fmt.Sprintf("%s-%02d", prefix, i), true, row))

@@ -33,11 +33,11 @@ import (
 // it never completes on the clusters it has.
 func TestMissingMemberRuns(t *testing.T) {
 	cj := makeClusterJob().Obj()
-	fresh := Run{Cluster: "a", Row: fleetv1.ClusterStatus{Name: "a"}}
-	completed := Run{Cluster: "a", Admitted: true, Row: fleetv1.ClusterStatus{Name: "a", Phase: fleetv1.ClusterCompleted, Reason: fleetv1.ReasonCompleted,
+	fresh := MemberRun{Cluster: "a", Row: fleetv1.ClusterStatus{Name: "a"}}
+	completed := MemberRun{Cluster: "a", Admitted: true, Row: fleetv1.ClusterStatus{Name: "a", Phase: fleetv1.ClusterCompleted, Reason: fleetv1.ReasonCompleted,
 		StartTime: mt(ago(time.Hour)), CompletionTime: mt(ago(time.Minute))}}
 	testCases := map[string]struct {
-		runs          []Run
+		runs          []MemberRun
 		missing       []string
 		creatingSince time.Time
 		wantDecision  Decision
@@ -45,15 +45,15 @@ func TestMissingMemberRuns(t *testing.T) {
 		wantReason    string // of the Failed condition, or of MemberRunsCreated
 	}{
 		"every MemberRun exists: the first is admitted": {
-			runs: []Run{fresh}, creatingSince: now,
+			runs: []MemberRun{fresh}, creatingSince: now,
 			wantDecision: Decision{Admit: []string{"a"}}, wantPhase: fleetv1.PhasePending, wantReason: "Created",
 		},
 		"one missing for a second: none is admitted, retried in a second": {
-			runs: []Run{fresh}, missing: []string{"b"}, creatingSince: ago(time.Second),
+			runs: []MemberRun{fresh}, missing: []string{"b"}, creatingSince: ago(time.Second),
 			wantDecision: Decision{RequeueAfter: time.Second}, wantPhase: fleetv1.PhasePending, wantReason: fleetv1.ReasonCreatingMemberRuns,
 		},
 		"missing for five minutes: retried every 30 s": {
-			runs: []Run{fresh}, missing: []string{"b"}, creatingSince: ago(5 * time.Minute),
+			runs: []MemberRun{fresh}, missing: []string{"b"}, creatingSince: ago(5 * time.Minute),
 			wantDecision: Decision{RequeueAfter: 30 * time.Second}, wantPhase: fleetv1.PhasePending, wantReason: fleetv1.ReasonCreatingMemberRuns,
 		},
 		"every one missing: Pending, not NoClusters": {
@@ -61,11 +61,11 @@ func TestMissingMemberRuns(t *testing.T) {
 			wantDecision: Decision{RequeueAfter: 30 * time.Second}, wantPhase: fleetv1.PhasePending, wantReason: fleetv1.ReasonCreatingMemberRuns,
 		},
 		"the clusters it has completed, one is missing: not Completed": {
-			runs: []Run{completed}, missing: []string{"b"}, creatingSince: ago(time.Minute),
+			runs: []MemberRun{completed}, missing: []string{"b"}, creatingSince: ago(time.Minute),
 			wantDecision: Decision{RequeueAfter: 30 * time.Second}, wantPhase: fleetv1.PhaseRunning, wantReason: fleetv1.ReasonCreatingMemberRuns,
 		},
 		"missing past the timeout: the run fails and halts the others": {
-			runs: []Run{fresh}, missing: []string{"b"}, creatingSince: ago(10 * time.Minute),
+			runs: []MemberRun{fresh}, missing: []string{"b"}, creatingSince: ago(10 * time.Minute),
 			wantDecision: Decision{Halt: &fleetv1.Halt{Reason: fleetv1.ReasonMemberRunsNotCreated,
 				Message: "the MemberRuns of 1 clusters (b) could not be created within 10m0s (--member-error-timeout): quota exceeded; no cluster started"}},
 			wantPhase: fleetv1.PhaseFailed, wantReason: fleetv1.ReasonMemberRunsNotCreated,

@@ -38,7 +38,7 @@ type RetryTarget struct {
 // spec.retry.clusters when set), or, when the parent cannot be retried, why
 // not, naming the field. parent is nil when it does not exist; runs are
 // its MemberRuns, sorted by cluster.
-func RetryTargets(spec *fleetv1.ClusterJobSpec, namespace string, parent *fleetv1.ClusterJob, runs []Run) ([]RetryTarget, string) {
+func RetryTargets(spec *fleetv1.ClusterJobSpec, namespace string, parent *fleetv1.ClusterJob, runs []MemberRun) ([]RetryTarget, string) {
 	name := spec.RetryOf.Name
 	switch {
 	case parent == nil:
@@ -57,7 +57,7 @@ func RetryTargets(spec *fleetv1.ClusterJobSpec, namespace string, parent *fleetv
 		only = spec.Retry.Clusters
 	}
 	for i, c := range only {
-		if !slices.ContainsFunc(runs, func(r Run) bool { return r.Cluster == c }) {
+		if !slices.ContainsFunc(runs, func(r MemberRun) bool { return r.Cluster == c }) {
 			return nil, fmt.Sprintf("spec.retry.clusters[%d]: cluster %s did not run in ClusterJob %s", i, c, name)
 		}
 	}

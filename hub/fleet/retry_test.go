@@ -34,7 +34,7 @@ func TestRetryTargets(t *testing.T) {
 	}
 	lost := fleetv1.ClusterStatus{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonUnreachableTimeout}
 	neverConnected := fleetv1.ClusterStatus{Phase: fleetv1.ClusterFailed, Reason: fleetv1.ReasonNotRegistered}
-	parentRuns := []Run{runOf("a", true, failedRow), runOf("b", true, lost), runOf("c", true, neverConnected), runOf("d", true, stoppedRow)}
+	parentRuns := []MemberRun{runOf("a", true, failedRow), runOf("b", true, lost), runOf("c", true, neverConnected), runOf("d", true, stoppedRow)}
 	retry := func(clusters ...string) *fleetv1.ClusterJobSpec {
 		spec := makeClusterJob().Obj().Spec
 		spec.RetryOf = &fleetv1.RetryOf{Name: "parent"}
@@ -52,7 +52,7 @@ func TestRetryTargets(t *testing.T) {
 		name        string
 		spec        *fleetv1.ClusterJobSpec
 		parent      *fleetv1.ClusterJob
-		runs        []Run
+		runs        []MemberRun
 		want        []RetryTarget
 		wantRefusal string
 	}{{

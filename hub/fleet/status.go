@@ -47,7 +47,7 @@ func Status(in Input, d Decision, prev *fleetv1.ClusterJobStatus, generation int
 	st.Summary = summarize(in.Runs, len(in.Missing))
 	st.Phase = phase(in)
 	st.SelectedClusters = prev.SelectedClusters
-	if slices.ContainsFunc(in.Runs, func(r Run) bool { return r.Legacy }) {
+	if slices.ContainsFunc(in.Runs, func(r MemberRun) bool { return r.Legacy }) {
 		// An older hub's rows stay until every MemberRun wrote its own:
 		// they are the only record of those clusters until then.
 		st.Clusters = prev.Clusters
@@ -106,8 +106,8 @@ func setBudgetCondition(st *fleetv1.ClusterJobStatus, in Input, d Decision) {
 // then pending, then completed, each by name. They carry no failed-node
 // samples (a row's message names the first failed nodes, its MemberRun up
 // to 500), so that 20 rows at their longest stay about 20 KiB.
-func notable(runs []Run) []fleetv1.ClusterStatus {
-	rank := func(r Run) int {
+func notable(runs []MemberRun) []fleetv1.ClusterStatus {
+	rank := func(r MemberRun) int {
 		switch r.Row.Phase {
 		case fleetv1.ClusterFailed:
 			return 0
@@ -119,7 +119,7 @@ func notable(runs []Run) []fleetv1.ClusterStatus {
 		return 2
 	}
 	sorted := slices.Clone(runs)
-	slices.SortStableFunc(sorted, func(a, b Run) int { return cmp.Or(rank(a)-rank(b), strings.Compare(a.Cluster, b.Cluster)) })
+	slices.SortStableFunc(sorted, func(a, b MemberRun) int { return cmp.Or(rank(a)-rank(b), strings.Compare(a.Cluster, b.Cluster)) })
 	var rows []fleetv1.ClusterStatus
 	for _, r := range sorted[:min(len(sorted), MaxNotableClusters)] {
 		row := r.Row
@@ -132,7 +132,7 @@ func notable(runs []Run) []fleetv1.ClusterStatus {
 
 // summarize counts the runs, and the selected clusters whose MemberRun is
 // still missing (as pending).
-func summarize(runs []Run, missing int) fleetv1.Summary {
+func summarize(runs []MemberRun, missing int) fleetv1.Summary {
 	var s fleetv1.Summary
 	s.Clusters.Total = int32(missing)
 	for _, run := range runs {
@@ -188,8 +188,8 @@ const (
 // those whose own failure ended them first and the ones a stop ended
 // after: a run whose template a set refused reads PodSecurityViolation,
 // not only counts.
-func failuresMessage(runs []Run) string {
-	var failed []Run
+func failuresMessage(runs []MemberRun) string {
+	var failed []MemberRun
 	for _, r := range runs {
 		if r.Row.Phase == fleetv1.ClusterFailed {
 			failed = append(failed, r)
@@ -198,13 +198,13 @@ func failuresMessage(runs []Run) string {
 	if len(failed) == 0 {
 		return ""
 	}
-	stopped := func(r Run) int {
+	stopped := func(r MemberRun) int {
 		if r.Row.Reason == fleetv1.ReasonStopped {
 			return 1
 		}
 		return 0
 	}
-	slices.SortStableFunc(failed, func(a, b Run) int { return cmp.Or(stopped(a)-stopped(b), strings.Compare(a.Cluster, b.Cluster)) })
+	slices.SortStableFunc(failed, func(a, b MemberRun) int { return cmp.Or(stopped(a)-stopped(b), strings.Compare(a.Cluster, b.Cluster)) })
 	named := make([]string, 0, maxFailuresNamed)
 	for _, r := range failed[:min(len(failed), maxFailuresNamed)] {
 		why := r.Row.Reason
@@ -254,7 +254,7 @@ func phase(in Input) fleetv1.Phase {
 	return fleetv1.PhasePending
 }
 
-func earliestStart(runs []Run, now metav1.Time) *metav1.Time {
+func earliestStart(runs []MemberRun, now metav1.Time) *metav1.Time {
 	var first *metav1.Time
 	for _, r := range runs {
 		if t := r.Row.StartTime; t != nil && (first == nil || t.Before(first)) {
@@ -357,7 +357,7 @@ func failedReason(st *fleetv1.ClusterJobStatus, in Input, d Decision) string {
 		return d.Halt.Reason
 	case d.Halt != nil && st.Summary.Nodes.Failed > 0:
 		return fleetv1.ReasonStopped
-	case slices.ContainsFunc(in.Runs, func(r Run) bool { return r.Row.Reason == fleetv1.ReasonFailureBudgetExceeded }):
+	case slices.ContainsFunc(in.Runs, func(r MemberRun) bool { return r.Row.Reason == fleetv1.ReasonFailureBudgetExceeded }):
 		return fleetv1.ReasonFailureBudgetExceeded
 	case st.Summary.Nodes.Failed > 0:
 		return fleetv1.ReasonNodeFailed

@@ -947,28 +947,28 @@ func TestStatusCurrentGroup(t *testing.T) {
 // TestFailuresMessage: a failed run's message names a few failed clusters
 // and why, the causes before the clusters a stop ended, each quote bounded.
 func TestFailuresMessage(t *testing.T) {
-	failed := func(cluster, reason, msg string) Run {
-		return Run{Cluster: cluster, Row: fleetv1.ClusterStatus{Phase: fleetv1.ClusterFailed, Reason: reason, Message: msg}}
+	failed := func(cluster, reason, msg string) MemberRun {
+		return MemberRun{Cluster: cluster, Row: fleetv1.ClusterStatus{Phase: fleetv1.ClusterFailed, Reason: reason, Message: msg}}
 	}
-	completed := Run{Cluster: "ok", Row: fleetv1.ClusterStatus{Phase: fleetv1.ClusterCompleted, Reason: fleetv1.ReasonCompleted}}
+	completed := MemberRun{Cluster: "ok", Row: fleetv1.ClusterStatus{Phase: fleetv1.ClusterCompleted, Reason: fleetv1.ReasonCompleted}}
 	testCases := map[string]struct {
-		runs []Run
+		runs []MemberRun
 		want string
 	}{
-		"none failed": {runs: []Run{completed}, want: ""},
+		"none failed": {runs: []MemberRun{completed}, want: ""},
 		"a reason without a message": {
-			runs: []Run{completed, failed("a", fleetv1.ReasonUnreachableTimeout, "")},
+			runs: []MemberRun{completed, failed("a", fleetv1.ReasonUnreachableTimeout, "")},
 			want: "; failed: a (UnreachableTimeout)",
 		},
 		"the cause before the clusters its stop ended": {
-			runs: []Run{
+			runs: []MemberRun{
 				failed("a", fleetv1.ReasonStopped, "failureStrategy exit stopped the run: a node failed in cluster b"),
 				failed("b", fleetv1.ReasonNodeFailed, "1 of 4 nodes failed: b-n1"),
 			},
 			want: "; failed: b (NodeFailed: 1 of 4 nodes failed: b-n1), a (Stopped: failureStrategy exit stopped the run: a node failed in cluster b)",
 		},
 		"three named, the rest counted, long messages cut": {
-			runs: []Run{
+			runs: []MemberRun{
 				failed("a", fleetv1.ReasonPodSecurityViolation, strings.Repeat("x", 300)),
 				failed("b", fleetv1.ReasonNodeFailed, "m"), failed("c", fleetv1.ReasonNodeFailed, "m"),
 				failed("d", fleetv1.ReasonNodeFailed, "m"), failed("e", fleetv1.ReasonNodeFailed, "m"),

@@ -67,9 +67,9 @@ type converged struct {
 // member's failure raises, or a slot that a finished member frees, reaches
 // the other members on the next pass, as it does on their next reconcile.
 func converge(w world) converged {
-	runs := make([]Run, len(w.Clusters))
+	runs := make([]MemberRun, len(w.Clusters))
 	for i, c := range w.Clusters {
-		runs[i] = Run{Cluster: c.Name, Row: fleetv1.ClusterStatus{Name: c.Name}}
+		runs[i] = MemberRun{Cluster: c.Name, Row: fleetv1.ClusterStatus{Name: c.Name}}
 		if c.Previous != nil {
 			runs[i].Row = *c.Previous.DeepCopy()
 		}
@@ -102,7 +102,7 @@ func converge(w world) converged {
 			var mr fleetv1.MemberRunStatus
 			mr.SetRow(member.Status(in, d))
 			out.rows = append(out.rows, mr.Row())
-			next.Runs[i] = Run{Cluster: c.Name, Admitted: in.Admitted, Row: mr.Row()}
+			next.Runs[i] = MemberRun{Cluster: c.Name, Admitted: in.Admitted, Row: mr.Row()}
 		}
 		out.fleet = next
 		then := Decide(next)

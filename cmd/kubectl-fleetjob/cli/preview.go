@@ -545,9 +545,9 @@ type clusterStart struct {
 // would admit if no cluster limit or suspend held them. notes say what
 // holds the others.
 func startOrder(cj *fleetv1.ClusterJob, selected []string, clusterLabels map[string]map[string]string, now time.Time) (map[string]clusterStart, []string) {
-	runs := make([]fleet.Run, len(selected))
+	runs := make([]fleet.MemberRun, len(selected))
 	for i, c := range selected {
-		runs[i] = fleet.Run{Cluster: c, Row: fleetv1.ClusterStatus{Name: c}, Labels: clusterLabels[c]}
+		runs[i] = fleet.MemberRun{Cluster: c, Row: fleetv1.ClusterStatus{Name: c}, Labels: clusterLabels[c]}
 	}
 	decide := func(spec *fleetv1.ClusterJobSpec) fleet.Decision {
 		return fleet.Decide(fleet.Input{Spec: spec, Runs: runs, Now: now, Created: now, Selected: selected})

@@ -91,10 +91,10 @@ var _ = Describe("Writing a ClusterJob status", func() {
 
 	It("keeps a run of MaxClusters (2,000) clusters, every row at its maximum, under 64 KiB stored", func() {
 		rows := maximalStatus(fleetv1.MaxClusters).Clusters
-		runs := make([]fleet.Run, len(rows))
+		runs := make([]fleet.MemberRun, len(rows))
 		for i, row := range rows {
 			row.Phase = []fleetv1.ClusterPhase{fleetv1.ClusterFailed, fleetv1.ClusterRunning, fleetv1.ClusterCompleted}[i%3]
-			runs[i] = fleet.Run{Cluster: row.Name, Admitted: true, Row: row}
+			runs[i] = fleet.MemberRun{Cluster: row.Name, Admitted: true, Row: row}
 		}
 		in := fleet.Input{Spec: &cj.Spec, Runs: runs, Now: time.Now(), Created: time.Now()}
 		prev := maximalStatus(0)
