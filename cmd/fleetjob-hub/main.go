@@ -84,7 +84,8 @@ func main() {
 	flag.DurationVar(&opts.MemberTimeout, "member-timeout", defaults.MemberTimeout, "Time allowed for the work in one member per reconcile.")
 	flag.DurationVar(&opts.MemberErrorTimeout, "member-error-timeout", defaults.MemberErrorTimeout, "How long the hub's work in a reachable member may keep failing (retried with backoff up to 30s) before the member counts as failed, and how long a run may keep failing to create a selected cluster's MemberRun before it fails MemberRunsNotCreated.")
 	flag.DurationVar(&opts.EmptySelectionGrace, "empty-selection-grace", defaults.EmptySelectionGrace, "How long a ClusterJob that selects no cluster waits for registrations before it fails NoClusters.")
-	flag.IntVar(&opts.Parallelism, "parallelism", defaults.Parallelism, "Members observed or acted on at once per reconcile.")
+	flag.IntVar(&opts.MemberWorkers, "member-workers", defaults.MemberWorkers, "MemberRuns reconciled at once: how many members the hub works in at a time.")
+	flag.IntVar(&opts.Parallelism, "parallelism", defaults.Parallelism, "Hub API writes one ClusterJob's reconcile sends at once (its MemberRuns' creates and updates).")
 	flag.StringVar(&opts.HubID, "hub-id", defaults.HubID, "Identity of this hub, a label value set on everything it creates in members; it only ever deletes objects with its own. Default: the UID of the hub's kube-system namespace. Never change it while runs exist.")
 	flag.DurationVar(&opts.GCInterval, "gc-interval", defaults.GCInterval, "How often every reachable member is swept for this hub's orphaned Jobs and plans (besides each reconnect).")
 	flag.DurationVar(&opts.EndedRunTTL, "ended-run-ttl", defaults.EndedRunTTL, "How long an ended ClusterJob (Completed or Failed) without spec.ttlSecondsAfterFinished is kept, counted from its status.completionTime, before the hub deletes it with its Jobs and pods in every member; 0 keeps it until someone deletes it.")
@@ -282,6 +283,9 @@ func validate(members clusters.Options, opts controller.Options) error {
 	}
 	if members.Burst < 1 {
 		errs = append(errs, fmt.Errorf("--member-burst must be at least 1, not %d", members.Burst))
+	}
+	if opts.MemberWorkers < 1 {
+		errs = append(errs, fmt.Errorf("--member-workers must be at least 1, not %d", opts.MemberWorkers))
 	}
 	if opts.Parallelism < 1 {
 		errs = append(errs, fmt.Errorf("--parallelism must be at least 1, not %d", opts.Parallelism))

@@ -36,7 +36,7 @@ func TestValidate(t *testing.T) {
 		return clusters.Options{Namespace: "fleetjob-system", QPS: 100, Burst: 200, RequestTimeout: 30 * time.Second,
 				ConnectTimeout: time.Minute, HealthInterval: 10 * time.Second},
 			controller.Options{UnreachableTimeout: 10 * time.Minute, MemberTimeout: 30 * time.Second,
-				MemberErrorTimeout: 10 * time.Minute, EmptySelectionGrace: time.Minute, Parallelism: 16, GCInterval: 5 * time.Minute}
+				MemberErrorTimeout: 10 * time.Minute, EmptySelectionGrace: time.Minute, MemberWorkers: 16, Parallelism: 16, GCInterval: 5 * time.Minute}
 	}
 	testCases := map[string]struct {
 		mutate  func(*clusters.Options, *controller.Options)
@@ -49,6 +49,7 @@ func TestValidate(t *testing.T) {
 		"ended-run TTL negative":   {mutate: func(_ *clusters.Options, o *controller.Options) { o.EndedRunTTL = -time.Hour }, wantErr: "--ended-run-ttl must not be negative"},
 		"ended-run TTL a day":      {mutate: func(_ *clusters.Options, o *controller.Options) { o.EndedRunTTL = 24 * time.Hour }},
 		"parallelism 0":            {mutate: func(_ *clusters.Options, o *controller.Options) { o.Parallelism = 0 }, wantErr: "--parallelism must be at least 1"},
+		"member workers 0":         {mutate: func(_ *clusters.Options, o *controller.Options) { o.MemberWorkers = 0 }, wantErr: "--member-workers must be at least 1"},
 		"qps 0":                    {mutate: func(m *clusters.Options, _ *controller.Options) { m.QPS = 0 }, wantErr: "--member-qps must be positive"},
 		"hub id not a label value": {mutate: func(_ *clusters.Options, o *controller.Options) { o.HubID = "prod/eu" }, wantErr: `--hub-id "prod/eu" is not a valid label value`},
 		"hub id":                   {mutate: func(_ *clusters.Options, o *controller.Options) { o.HubID = "prod-eu-1" }},

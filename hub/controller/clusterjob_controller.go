@@ -97,8 +97,13 @@ type Options struct {
 	ConnectTimeout time.Duration
 	// MemberTimeout bounds the work done in one member per reconcile.
 	MemberTimeout time.Duration
-	// Parallelism is how many MemberRuns are reconciled at once, and how
-	// many hub writes one ClusterJob's reconcile makes at once.
+	// MemberWorkers is how many MemberRuns are reconciled at once: each
+	// one's work is in its member, so this is how many members the hub
+	// works in at a time.
+	MemberWorkers int
+	// Parallelism is how many writes or reads one ClusterJob's reconcile
+	// sends to the hub's API at once (its MemberRuns' creates and spec
+	// updates).
 	Parallelism int
 	// HubID is this hub's identity, set as a label on everything it creates
 	// in members; it only ever deletes objects with its own.

@@ -38,6 +38,7 @@ func DefaultOptions() Options {
 		EmptySelectionGrace:   time.Minute,
 		ConnectTimeout:        time.Minute,
 		MemberTimeout:         30 * time.Second,
+		MemberWorkers:         16,
 		Parallelism:           16,
 		GCInterval:            5 * time.Minute,
 		// A minute after the youngest of a run's member objects was

@@ -151,7 +151,7 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 		WatchesRawSource(source.TypedChannel(wakeRuns, handler.TypedEnqueueRequestsFromMapFunc(r.memberRunRequest))).
 		WatchesRawSource(source.TypedChannel(wakeHeld, handler.TypedEnqueueRequestsFromMapFunc(r.memberRunRequest))).
 		Watches(&fleetv1.FleetDisruptionBudget{}, r.toHeldRuns, watchOnHub...).
-		WithOptions(options(max(1, r.Options.Parallelism))).
+		WithOptions(options(max(1, r.Options.MemberWorkers))).
 		WithClusterNotFoundWrapper(false).
 		Complete(mcreconcile.Func(r.reconcileMemberRun))
 }

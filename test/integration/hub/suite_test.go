@@ -327,7 +327,7 @@ func startHub(o hubOptions) func() {
 		members = &wrappingManager{Manager: members, wrap: o.wrapMember}
 	}
 	opts := controller.DefaultOptions()
-	opts.RegistrationNamespace, opts.UnreachableTimeout, opts.MemberTimeout, opts.Parallelism = workNamespace, o.unreachableTimeout, 10*time.Second, 4
+	opts.RegistrationNamespace, opts.UnreachableTimeout, opts.MemberTimeout, opts.Parallelism, opts.MemberWorkers = workNamespace, o.unreachableTimeout, 10*time.Second, 4, 4
 	opts.MemberErrorTimeout, opts.EmptySelectionGrace, opts.ConnectTimeout = o.errorTimeout, o.emptySelectionGrace, 10*time.Second
 	// No minimum age: specs create orphans and want them gone at once; the
 	// live check of each ClusterJob still guards runs.
