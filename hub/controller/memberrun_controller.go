@@ -39,98 +39,144 @@ import (
 	"github.com/fleetjob/fleetjob/pkg/naming"
 )
 
+// memberRunScope is what one MemberRun reconcile works on: the MemberRun
+// and its ClusterJob, fetched from the hub's cache.
+type memberRunScope struct {
+	key types.NamespacedName
+	mr  *fleetv1.MemberRun
+	cj  *fleetv1.ClusterJob
+}
+
 // reconcileMemberRun runs one ClusterJob in one member: it fetches the
 // MemberRun and its ClusterJob from the hub's cache, observes that member
-// only, decides, acts, and writes the MemberRun's status once.
+// only, decides, acts, writes the MemberRun's status once, then records
+// the events.
 func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
-	if !r.owns(string(req.ClusterName)) {
-		// Another replica serves the cluster and writes the run's row;
-		// what this one kept of the run (a disruption grant, a held note)
-		// goes, or its budget would stay taken here.
-		r.ledger.Forget(req.NamespacedName)
-		r.held.take(req.NamespacedName)
-		return ctrl.Result{}, nil
+	ctx, s, res, err := r.fetchMemberRun(ctx, req)
+	if s == nil {
+		return res, err
 	}
-	r.pace.reconciling(req.NamespacedName)
-	mr := &fleetv1.MemberRun{}
-	if err := r.Hub.Get(ctx, req.NamespacedName, mr); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.held.take(req.NamespacedName)
-			r.ledger.Forget(req.NamespacedName)
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
-	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("memberrun", req.NamespacedName, "cluster", mr.Spec.Cluster))
-	cj, why, err := r.ownerRun(ctx, mr)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if !mr.DeletionTimestamp.IsZero() {
-		r.ledger.Forget(req.NamespacedName)
-		// A run an older hub started is the fleet's though its selection
-		// is not recorded yet: its name and UID say whose it is.
-		return r.finalizeMemberRun(ctx, mr, why == "" || why == fleetv1.ReasonAwaitingSelection)
-	}
-	if why != "" && why != fleetv1.ReasonAwaitingSelection {
-		r.ledger.Forget(req.NamespacedName)
-		return r.refuseRun(ctx, mr, why)
-	}
-	if mr.Status.Phase.IsFinished() || cj.Status.Phase.IsFinished() || !cj.DeletionTimestamp.IsZero() {
-		r.ledger.Forget(req.NamespacedName)
-		r.emitNotes(cj, mr.Spec.Cluster, r.held.take(req.NamespacedName))
-		return ctrl.Result{}, nil // a finished run is a record; a deleted one is cleaned up
-	}
-	if why != "" {
-		return r.refuseRun(ctx, mr, why)
-	}
-	c := r.observeCluster(ctx, cj, mr.Spec.Cluster, previousRow(cj, mr))
-	c.RetryOf = mr.Spec.RetryOf
-	in := r.memberInput(cj, mr, c)
-	if in.Cluster.State.Planned {
-		r.pace.planned(req.NamespacedName, in.Cluster.State.Plan.NodeCount())
-	}
-	r.observeDisruption(cj, mr, in.Cluster)
-	decision := member.Decide(in)
-	r.grantDisruption(ctx, cj, mr, &in, &decision)
-	notes := r.act(ctx, cj, &in.Cluster, decision)
-	// After act: what it failed at is retried too.
-	requeue := member.RequeueAfter(in)
-	row := member.Status(in, decision)
-	if row.Phase.IsFinished() && cj.Spec.Drains() {
-		row, requeue = r.releaseAtEnd(ctx, cj, &in, decision, row, requeue)
-	}
-	results, publishWait := nodeResults(mr.Status.NodeResults, in.Cluster.State, row, r.Clock.Now())
-	if publishWait > 0 && (requeue == 0 || publishWait < requeue) {
-		requeue = publishWait
-	}
-	exceeded := row.Reason == fleetv1.ReasonFailureBudgetExceeded && mr.Status.Reason != fleetv1.ReasonFailureBudgetExceeded
-	notes = append(r.held.take(req.NamespacedName), notes...)
-	if err := r.writeRunStatus(ctx, mr, row, results); err != nil {
-		r.held.hold(req.NamespacedName, notes)
+	in, decision, notes := r.actInMember(ctx, s)
+	row, results, requeue := r.memberRunRow(ctx, s, &in, decision)
+	exceeded := row.Reason == fleetv1.ReasonFailureBudgetExceeded && s.mr.Status.Reason != fleetv1.ReasonFailureBudgetExceeded
+	notes = append(r.held.take(s.key), notes...)
+	if err := r.writeRunStatus(ctx, s.mr, row, results); err != nil {
+		r.held.hold(s.key, notes)
 		if apierrors.IsConflict(err) {
 			log.FromContext(ctx).V(1).Info("Writing status lost a race; retrying")
 			return ctrl.Result{RequeueAfter: conflictRetry}, nil
 		}
 		return ctrl.Result{}, err
 	}
+	r.memberRunWritten(s, in, row, exceeded, notes)
+	return ctrl.Result{RequeueAfter: requeue}, nil
+}
+
+// fetchMemberRun reads the MemberRun of req and its ClusterJob, and deals
+// with every MemberRun that is not to be run now: one another replica
+// serves, one being deleted, refused, or finished. It returns a scope only
+// for a run to go on with, and the context with the run's log values.
+func (r *Reconciler) fetchMemberRun(ctx context.Context, req mcreconcile.Request) (context.Context, *memberRunScope, ctrl.Result, error) {
+	key := req.NamespacedName
+	if !r.owns(string(req.ClusterName)) {
+		// Another replica serves the cluster and writes the run's row;
+		// what this one kept of the run (a disruption grant, a held note)
+		// goes, or its budget would stay taken here.
+		r.ledger.Forget(key)
+		r.held.take(key)
+		return ctx, nil, ctrl.Result{}, nil
+	}
+	r.pace.reconciling(key)
+	mr := &fleetv1.MemberRun{}
+	if err := r.Hub.Get(ctx, key, mr); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.held.take(key)
+			r.ledger.Forget(key)
+		}
+		return ctx, nil, ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithValues("memberrun", key, "cluster", mr.Spec.Cluster))
+	cj, why, err := r.ownerRun(ctx, mr)
+	if err != nil {
+		return ctx, nil, ctrl.Result{}, err
+	}
+	if !mr.DeletionTimestamp.IsZero() {
+		r.ledger.Forget(key)
+		// A run an older hub started is the fleet's though its selection
+		// is not recorded yet: its name and UID say whose it is.
+		res, err := r.finalizeMemberRun(ctx, mr, why == "" || why == fleetv1.ReasonAwaitingSelection)
+		return ctx, nil, res, err
+	}
+	if why != "" && why != fleetv1.ReasonAwaitingSelection {
+		r.ledger.Forget(key)
+		res, err := r.refuseRun(ctx, mr, why)
+		return ctx, nil, res, err
+	}
+	if mr.Status.Phase.IsFinished() || cj.Status.Phase.IsFinished() || !cj.DeletionTimestamp.IsZero() {
+		r.ledger.Forget(key)
+		r.emitNotes(cj, mr.Spec.Cluster, r.held.take(key))
+		return ctx, nil, ctrl.Result{}, nil // a finished run is a record; a deleted one is cleaned up
+	}
+	if why != "" {
+		res, err := r.refuseRun(ctx, mr, why)
+		return ctx, nil, res, err
+	}
+	return ctx, &memberRunScope{key: key, mr: mr, cj: cj}, ctrl.Result{}, nil
+}
+
+// actInMember observes the run's member, decides (member.Decide, with the
+// disruption budgets' grant) and acts there; the notes are the events of
+// what it did.
+func (r *Reconciler) actInMember(ctx context.Context, s *memberRunScope) (member.Input, member.Decision, []note) {
+	c := r.observeCluster(ctx, s.cj, s.mr.Spec.Cluster, previousRow(s.cj, s.mr))
+	c.RetryOf = s.mr.Spec.RetryOf
+	in := r.memberInput(s.cj, s.mr, c)
+	if in.Cluster.State.Planned {
+		r.pace.planned(s.key, in.Cluster.State.Plan.NodeCount())
+	}
+	r.observeDisruption(s.cj, s.mr, in.Cluster)
+	decision := member.Decide(in)
+	r.grantDisruption(ctx, s.cj, s.mr, &in, &decision)
+	notes := r.act(ctx, s.cj, &in.Cluster, decision)
+	return in, decision, notes
+}
+
+// memberRunRow is the MemberRun's status after act: its row (drained
+// nodes released when the run ends), the node results it publishes, and
+// when to look again. After act: what act failed at is retried too.
+func (r *Reconciler) memberRunRow(ctx context.Context, s *memberRunScope, in *member.Input, decision member.Decision) (fleetv1.ClusterStatus, *fleetv1.NodeResults, time.Duration) {
+	requeue := member.RequeueAfter(*in)
+	row := member.Status(*in, decision)
+	if row.Phase.IsFinished() && s.cj.Spec.Drains() {
+		row, requeue = r.releaseAtEnd(ctx, s.cj, in, decision, row, requeue)
+	}
+	results, publishWait := nodeResults(s.mr.Status.NodeResults, in.Cluster.State, row, r.Clock.Now())
+	if publishWait > 0 && (requeue == 0 || publishWait < requeue) {
+		requeue = publishWait
+	}
+	return row, results, requeue
+}
+
+// memberRunWritten does what follows a status write: a finished run's
+// state forgotten and its last group observed (once: the write that
+// finished the row won its optimistic lock), the metrics, and the events.
+func (r *Reconciler) memberRunWritten(s *memberRunScope, in member.Input, row fleetv1.ClusterStatus, exceeded bool, notes []note) {
 	if row.Phase.IsFinished() {
 		// Never reconciled again but to be deleted.
-		r.starts.forget(watchKey(mr.Spec.ClusterJobUID, mr.Spec.Cluster))
-		r.derivations.Forget(types.UID(mr.Spec.ClusterJobUID), mr.Spec.Cluster)
-		r.ledger.Forget(req.NamespacedName)
-		// Once: the write that finished the row won its optimistic lock.
+		r.starts.forget(watchKey(s.mr.Spec.ClusterJobUID, s.mr.Spec.Cluster))
+		r.derivations.Forget(types.UID(s.mr.Spec.ClusterJobUID), s.mr.Spec.Cluster)
+		r.ledger.Forget(s.key)
 		observeLastGroup(in.Cluster.State)
 	}
 	if exceeded {
-		budgetsExceeded.WithLabelValues(fleet.ScopeCluster, onExceeded(cj)).Inc()
+		budgetsExceeded.WithLabelValues(fleet.ScopeCluster, onExceeded(s.cj)).Inc()
 	}
 	if left := in.Cluster.StartTimedOut; len(left) > 0 && row.Phase.IsFinished() {
 		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ReasonJobsLeftBehind, fmt.Sprintf(
 			"cluster %s ended with %d Jobs of nodes the hub failed still there, past the deletion deadline: %s; delete them by hand so that no late pod runs the node",
-			mr.Spec.Cluster, len(left), strings.Join(left[:min(len(left), 5)], ", "))})
+			s.mr.Spec.Cluster, len(left), strings.Join(left[:min(len(left), 5)], ", "))})
 	}
-	r.emitNotes(cj, mr.Spec.Cluster, notes)
-	return ctrl.Result{RequeueAfter: requeue}, nil
+	r.emitNotes(s.cj, s.mr.Spec.Cluster, notes)
 }
 
 // clusterJobOf is the MemberRun's ClusterJob from the cache, or nil when it
