@@ -198,7 +198,7 @@ func (r *Reconciler) owns(cluster string) bool {
 
 // reconcileClusterJob fetches the ClusterJob and its MemberRuns, creates
 // them when the run starts, decides for the fleet, admits and halts
-// MemberRuns, and writes the ClusterJob's status once.
+// MemberRuns, writes the ClusterJob's status once, then records the events.
 func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
 	cj := &fleetv1.ClusterJob{}
 	if err := r.Hub.Get(ctx, req.NamespacedName, cj); err != nil {
@@ -216,16 +216,43 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 		// is left to run out.
 		return r.expire(ctx, cj)
 	}
-	runs, err := r.memberRuns(ctx, cj)
+	s, res, err := r.observeFleet(ctx, cj)
+	if s == nil {
+		return res, err
+	}
+	decision := fleet.Decide(s.in)
+	notes, err := r.actOnFleet(ctx, cj, s, decision)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	return r.writeFleetStatus(ctx, cj, s, decision, notes)
+}
+
+// fleetScope is what one ClusterJob reconcile decides on: its MemberRuns,
+// created where missing, and the fleet's input read from them.
+type fleetScope struct {
+	runs []fleetv1.MemberRun
+	in   fleet.Input
+	// leftOut are the clusters selected beyond MaxClusters, missing the
+	// clusters whose MemberRun could not be created, for createErr.
+	leftOut, missing []string
+	createErr        error
+}
+
+// observeFleet reads the run's MemberRuns, records its selection the first
+// time and creates the MemberRuns missing, and reads the fleet's input. A
+// nil scope ends the reconcile with the result and error returned.
+func (r *Reconciler) observeFleet(ctx context.Context, cj *fleetv1.ClusterJob) (*fleetScope, ctrl.Result, error) {
+	runs, err := r.memberRuns(ctx, cj)
+	if err != nil {
+		return nil, ctrl.Result{}, err
 	}
 	leftOut, refused, unbound, err := r.ensureSelection(ctx, cj, runs)
 	if apierrors.IsConflict(err) {
-		return ctrl.Result{RequeueAfter: conflictRetry}, nil // nothing was created: look again with fresh state
+		return nil, ctrl.Result{RequeueAfter: conflictRetry}, nil // nothing was created: look again with fresh state
 	}
 	if err != nil {
-		return ctrl.Result{}, err
+		return nil, ctrl.Result{}, err
 	}
 	runs, missing, createErr := r.ensureRuns(ctx, cj, runs)
 	now := r.Clock.Now()
@@ -239,31 +266,42 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 		CreatingSince: fleet.CreatingSince(cj.Status.Conditions, now),
 	}
 	if err := r.withCanaryLabels(ctx, cj, in.Runs); err != nil {
-		return ctrl.Result{}, err
+		return nil, ctrl.Result{}, err
 	}
 	if createErr != nil {
 		in.CreateError = text.Truncate(createErr.Error(), 512)
 		log.FromContext(ctx).Error(createErr, "Creating MemberRuns", "missing", len(missing))
 	}
-	decision := fleet.Decide(in)
-	if err := r.admitAndHalt(ctx, runs, decision); err != nil {
-		return ctrl.Result{}, err
+	return &fleetScope{runs: runs, in: in, leftOut: leftOut, missing: missing, createErr: createErr}, ctrl.Result{}, nil
+}
+
+// actOnFleet admits and halts MemberRuns as decided, and suspends the run
+// when a failure budget says so; the notes are the events of what it did.
+func (r *Reconciler) actOnFleet(ctx context.Context, cj *fleetv1.ClusterJob, s *fleetScope, decision fleet.Decision) ([]note, error) {
+	if err := r.admitAndHalt(ctx, s.runs, decision); err != nil {
+		return nil, err
 	}
 	var notes []note
-	if createErr != nil {
+	if s.createErr != nil {
 		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ReasonMemberRunsNotCreated, fmt.Sprintf("could not create the MemberRuns of %s, retrying; no cluster starts before every one exists: %v",
-			strings.Join(missing, ", "), createErr)})
+			strings.Join(s.missing, ", "), s.createErr)})
 	}
 	if decision.Suspend != "" {
 		if err := r.suspend(ctx, cj); err != nil {
-			return ctrl.Result{}, err
+			return nil, err
 		}
 		if decision.SuspendScope == fleet.ScopeRun {
 			budgetsExceeded.WithLabelValues(fleet.ScopeRun, string(fleetv1.OnExceededSuspend)).Inc()
 		}
 		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ReasonFailureBudgetExceeded, "suspending the run: " + decision.Suspend})
 	}
-	status := fleet.Status(in, decision, &cj.Status, cj.Generation)
+	return notes, nil
+}
+
+// writeFleetStatus writes the ClusterJob's status once, then counts and
+// records what its transitions say.
+func (r *Reconciler) writeFleetStatus(ctx context.Context, cj *fleetv1.ClusterJob, s *fleetScope, decision fleet.Decision, notes []note) (ctrl.Result, error) {
+	status := fleet.Status(s.in, decision, &cj.Status, cj.Generation)
 	prevPhase, prevConditions := cj.Status.Phase, cj.Status.Conditions
 	// Counted on the condition's transition, which the optimistic lock on
 	// the status write makes happen once per run: a halt patch can be
@@ -290,8 +328,8 @@ func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Re
 	if cj.Status.Phase.IsFinished() {
 		r.finishes.forget(naming.LabelValue(string(cj.UID)))
 	}
-	if len(leftOut) > 0 {
-		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ConditionClustersLeftOut, fleet.LeftOutMessage(leftOut)})
+	if len(s.leftOut) > 0 {
+		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ConditionClustersLeftOut, fleet.LeftOutMessage(s.leftOut)})
 	}
 	r.emit(cj, notes, prevPhase)
 	if cj.Status.Phase.IsFinished() {
