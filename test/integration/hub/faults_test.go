@@ -191,7 +191,7 @@ var _ = Describe("Faults in members", func() {
 		cj := makeClusterJob("running-deleted").Obj()
 		Expect(hubC.Create(ctx, cj)).To(Succeed())
 		// The record names the nodes before their Jobs exist: wait for both.
-		Eventually(func(g Gomega) { g.Expect(recorded(g, a, cj).Nodes).To(HaveLen(4)) }).Should(Succeed())
+		Eventually(func(g Gomega) { g.Expect(recorded(g, a, cj).Nodes.Len()).To(Equal(4)) }).Should(Succeed())
 		Eventually(func() int { return len(jobNodes(a, cj)) }).Should(Equal(4))
 		for _, j := range memberJobs(a) {
 			if j.Annotations[fleetv1.NodeAnnotation] == "a-node-3" {

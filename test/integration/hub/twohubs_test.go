@@ -145,7 +145,7 @@ var _ = Describe("Two hubs sharing a member", func() {
 		for node, r := range recorded(Default, a, run2).Nodes.All() {
 			Expect(r.Phase).To(Equal(spoke.NodeSucceeded), node)
 		}
-		Expect(recorded(Default, a, run2).Nodes).To(HaveLen(4))
+		Expect(recorded(Default, a, run2).Nodes.Len()).To(Equal(4))
 
 		By("sweeping for two more seconds: every deletion the member saw was of hub 1's deleted run")
 		Expect(deletions.all()).To(ContainElement(ofDeleted), "the watch saw hub 1's cleanup")
