@@ -80,10 +80,10 @@ func (b *bench) startHub(ctx context.Context, f *fleet, tag string) (*hubProcess
 }
 
 // startReplica starts one replica of a sharded hub (--leader-elect
-// --shard) named identity, as its pod name would name it; it waits for
-// nothing.
-func (b *bench) startReplica(f *fleet, identity string) (*hubProcess, error) {
-	return b.launchHub(f, identity, []string{"--leader-elect", "--shard"}, []string{"POD_NAME=" + identity})
+// --shard) named identity, as its pod name would name it, its log named
+// by tag; it waits for nothing.
+func (b *bench) startReplica(f *fleet, identity, tag string) (*hubProcess, error) {
+	return b.launchHub(f, tag, []string{"--leader-elect", "--shard"}, []string{"POD_NAME=" + identity})
 }
 
 // launchHub starts bin/fleetjob-hub with the bench's flags, extra flags

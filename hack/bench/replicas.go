@@ -59,7 +59,7 @@ func (b *bench) startReplicas(f *fleet, ids []string) (*replicaSet, error) {
 func (b *bench) startReplicasWith(f *fleet, ids []string, restartDelay time.Duration) (*replicaSet, error) {
 	rs := &replicaSet{b: b, f: f, restartDelay: restartDelay, procs: map[string]*hubProcess{}, restarts: map[string]int{}, exitedCPU: map[string]float64{}}
 	for _, id := range ids {
-		h, err := b.startReplica(f, id)
+		h, err := b.startReplica(f, id, id)
 		if err != nil {
 			rs.stop()
 			return nil, err
@@ -99,7 +99,7 @@ func (rs *replicaSet) supervise(id string, h *hubProcess) {
 			rs.mu.Unlock()
 			return
 		}
-		next, err := rs.b.launchHub(rs.f, fmt.Sprintf("%s-restart%d", id, n), []string{"--leader-elect", "--shard"}, []string{"POD_NAME=" + id})
+		next, err := rs.b.startReplica(rs.f, id, fmt.Sprintf("%s-restart%d", id, n))
 		if err != nil {
 			rs.mu.Unlock()
 			rs.fail(fmt.Errorf("restarting hub replica %s: %w", id, err))
