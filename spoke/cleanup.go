@@ -216,11 +216,11 @@ func OrphanCandidates(objs []metav1.Object, now time.Time, minAge time.Duration)
 }
 
 // DeleteJobs deletes the run's Jobs of these names, with their pods.
-func DeleteJobs(ctx context.Context, c client.Client, run Run, names []string) error {
+func (m Member) DeleteJobs(ctx context.Context, names []string) error {
 	for _, name := range names {
-		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: run.Namespace, Name: name}}
-		if err := c.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("deleting Job %s/%s: %w", run.Namespace, name, err)
+		job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: m.Run.Namespace, Name: name}}
+		if err := m.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("deleting Job %s/%s: %w", m.Run.Namespace, name, err)
 		}
 	}
 	return nil
@@ -234,22 +234,17 @@ func DeleteJobs(ctx context.Context, c client.Client, run Run, names []string) e
 // registered again) and the write failing, the node would run on and
 // succeed after the hub had counted it failed. When the write fails no Job
 // is deleted, and the error says so. st's record becomes the one written.
-// opts may hold WithRecords.
-func DeleteFailedJobs(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, names []string, opts ...ObserveOption) error {
-	var o observeOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if err := recordVerdicts(ctx, c, live, run, st, names, o.records); err != nil {
+func (m Member) DeleteFailedJobs(ctx context.Context, st *State, names []string) error {
+	if err := m.recordVerdicts(ctx, st, names); err != nil {
 		return err
 	}
-	return DeleteJobs(ctx, c, run, names)
+	return m.DeleteJobs(ctx, names)
 }
 
 // recordVerdicts writes the results of the failed nodes of st whose Jobs
 // are names, and nothing else st holds: a failed Job's exit code is read
 // before its result is recorded.
-func recordVerdicts(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, names []string, records *Records) error {
+func (m Member) recordVerdicts(ctx context.Context, st *State, names []string) error {
 	doomed := make(map[string]bool, len(names))
 	for _, name := range names {
 		doomed[name] = true
@@ -264,7 +259,7 @@ func recordVerdicts(ctx context.Context, c client.Client, live client.Reader, ru
 	if len(changed) == 0 {
 		return nil
 	}
-	w, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, changed, st.RecordObject, records)
+	w, err := m.writeResultsMerging(ctx, st.Recorded, next, changed, st.RecordObject)
 	if err != nil {
 		return fmt.Errorf("recording the verdicts of the nodes whose Jobs the hub deletes, before deleting them: %w", err)
 	}

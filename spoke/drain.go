@@ -87,15 +87,15 @@ func (s DrainStep) Result(now time.Time) noderesults.Drain {
 // and evicts the pods still to go, through the Eviction API, so that
 // PodDisruptionBudgets are respected. The node must be the run's to drain:
 // schedulable, or cordoned by the run. live must read from the API server.
-func StepDrain(ctx context.Context, c client.Client, live client.Reader, run Run, node *corev1.Node, now time.Time) (DrainStep, error) {
-	drain := run.ClusterJob.Spec.NodePreparation.Drain
-	owner := DrainOwner(run)
-	started, err := cordon(ctx, c, node, owner, now)
+func (m Member) StepDrain(ctx context.Context, node *corev1.Node, now time.Time) (DrainStep, error) {
+	drain := m.Run.ClusterJob.Spec.NodePreparation.Drain
+	owner := DrainOwner(m.Run)
+	started, err := cordon(ctx, m.Client, node, owner, now)
 	if err != nil {
 		return DrainStep{}, err
 	}
 	var pods corev1.PodList
-	if err := live.List(ctx, &pods, client.MatchingFields{"spec.nodeName": node.Name}); err != nil {
+	if err := m.Live.List(ctx, &pods, client.MatchingFields{"spec.nodeName": node.Name}); err != nil {
 		return DrainStep{}, fmt.Errorf("listing the pods of node %s to drain it: %w", node.Name, err)
 	}
 	evict, wait, blocked, err := drainTargets(pods.Items, drain)
@@ -120,7 +120,7 @@ func StepDrain(ctx context.Context, c client.Client, live client.Reader, run Run
 	}
 	var evictErr error
 	for i := range evict[:min(len(evict), maxEvictionsPerStep)] {
-		why, err := evictPod(ctx, c, &evict[i])
+		why, err := evictPod(ctx, m.Client, &evict[i])
 		if err != nil {
 			evictErr = err
 			break
@@ -133,7 +133,7 @@ func StepDrain(ctx context.Context, c client.Client, live client.Reader, run Run
 	}
 	if step.Evicted > 0 {
 		step.EvictedTotal += int32(step.Evicted)
-		if err := countEvicted(ctx, c, node, step.EvictedTotal); err != nil && evictErr == nil {
+		if err := countEvicted(ctx, m.Client, node, step.EvictedTotal); err != nil && evictErr == nil {
 			evictErr = err
 		}
 	}
@@ -274,8 +274,8 @@ func apiMessage(err error) string {
 // only a node the run cordoned, as its mark says, is touched. The patch is
 // conditional on the node as read, so that a cordon someone else set
 // meanwhile is never undone. A node that is gone is released.
-func ReleaseNode(ctx context.Context, c client.Client, live client.Reader, run Run, name string, keep bool) error {
-	return releaseNode(ctx, c, live, DrainOwner(run), name, keep)
+func (m Member) ReleaseNode(ctx context.Context, name string, keep bool) error {
+	return releaseNode(ctx, m.Client, m.Live, DrainOwner(m.Run), name, keep)
 }
 
 func releaseNode(ctx context.Context, c client.Client, live client.Reader, owner, name string, keep bool) error {
@@ -336,11 +336,11 @@ const drainParallelism = 16
 // drainNodes steps the drain of each of nodes (the ready nodes of the
 // group, by name), in parallel, and returns those drained. A node whose
 // step failed with an error stays to drain; the first error is returned.
-func drainNodes(ctx context.Context, c client.Client, live client.Reader, run Run, nodes []*corev1.Node, now time.Time, report *DrainReport) (map[string]bool, error) {
+func (m Member) drainNodes(ctx context.Context, nodes []*corev1.Node, now time.Time, report *DrainReport) (map[string]bool, error) {
 	steps := make([]DrainStep, len(nodes))
 	errs := notTried(ctx, len(nodes))
 	workqueue.ParallelizeUntil(ctx, drainParallelism, len(nodes), func(i int) {
-		steps[i], errs[i] = StepDrain(ctx, c, live, run, nodes[i], now)
+		steps[i], errs[i] = m.StepDrain(ctx, nodes[i], now)
 	})
 	drained := map[string]bool{}
 	if report.Results == nil {
@@ -378,19 +378,19 @@ const maxReleasesPerCall = 50
 // error; the others are still released. With all, the marks are read from
 // live first: the run ends, and a cache that has not seen a cordon of the
 // last moment must not leave that node cordoned for good.
-func ReleaseNodes(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, all bool) (left int, err error) {
+func (m Member) ReleaseNodes(ctx context.Context, st *State, all bool) (left int, err error) {
 	if all {
-		marked, err := cordonedNodes(ctx, live, run, *st, observeOptions{})
+		marked, err := cordonedNodes(ctx, m.Live, m.Run, *st, observeOptions{})
 		if err != nil {
 			return len(st.Cordoned), err
 		}
 		st.Cordoned = marked
 	}
-	nodes, keep := st.Releasable(run.ClusterJob.Spec.NodePreparation.Drain, all)
+	nodes, keep := st.Releasable(m.Run.ClusterJob.Spec.NodePreparation.Drain, all)
 	n := min(len(nodes), maxReleasesPerCall)
 	errs := notTried(ctx, n)
 	workqueue.ParallelizeUntil(ctx, drainParallelism, n, func(i int) {
-		errs[i] = ReleaseNode(ctx, c, live, run, nodes[i], keep[i])
+		errs[i] = m.ReleaseNode(ctx, nodes[i], keep[i])
 	})
 	left = len(nodes)
 	for i := range n {

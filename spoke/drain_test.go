@@ -619,7 +619,7 @@ func TestStepDrain(t *testing.T) {
 			if at.IsZero() {
 				at = now
 			}
-			got, err := StepDrain(ctx, c, live, drainRun(tc.drain), &node, at)
+			got, err := Member{Client: c, Live: live, Run: drainRun(tc.drain)}.StepDrain(ctx, &node, at)
 			if diff := cmp.Diff(tc.wantErr, errorString(err)); diff != "" {
 				t.Errorf("StepDrain() error mismatch (-want +got):\n%s", diff)
 			}
@@ -652,7 +652,7 @@ func TestStepDrainSequence(t *testing.T) {
 		if err := live.Get(ctx, client.ObjectKey{Name: "a"}, &node); err != nil {
 			t.Fatal(err)
 		}
-		step, err := StepDrain(ctx, c, live, run, &node, t0.Add(time.Duration(i)*time.Minute))
+		step, err := Member{Client: c, Live: live, Run: run}.StepDrain(ctx, &node, t0.Add(time.Duration(i)*time.Minute))
 		if err != nil {
 			t.Fatalf("step %d: StepDrain() error = %v", i, err)
 		}
@@ -688,7 +688,7 @@ func TestStepDrainCountsAcrossSteps(t *testing.T) {
 		if err := live.Get(ctx, client.ObjectKey{Name: "a"}, &node); err != nil {
 			t.Fatal(err)
 		}
-		step, err := StepDrain(ctx, c, live, run, &node, t0.Add(time.Duration(i)*time.Minute))
+		step, err := Member{Client: c, Live: live, Run: run}.StepDrain(ctx, &node, t0.Add(time.Duration(i)*time.Minute))
 		if err != nil {
 			t.Fatalf("step %d: StepDrain() error = %v", i, err)
 		}
@@ -765,7 +765,7 @@ func TestStepDrainTimesOutWithAnUnreadableMark(t *testing.T) {
 		if err := live.Get(ctx, client.ObjectKey{Name: "a"}, &n); err != nil {
 			t.Fatal(err)
 		}
-		step, err := StepDrain(ctx, c, live, run, &n, t0.Add(time.Duration(i)*time.Minute))
+		step, err := Member{Client: c, Live: live, Run: run}.StepDrain(ctx, &n, t0.Add(time.Duration(i)*time.Minute))
 		if err != nil {
 			t.Fatalf("step %d: StepDrain() error = %v", i, err)
 		}
@@ -834,7 +834,7 @@ func TestReleaseNode(t *testing.T) {
 			}
 			live := fakeMember(objs...)
 			c := interceptor.NewClient(live, tc.funcs)
-			err := ReleaseNode(context.Background(), c, live, drainRun(fleetv1.Drain{}), "a", tc.keep)
+			err := Member{Client: c, Live: live, Run: drainRun(fleetv1.Drain{})}.ReleaseNode(context.Background(), "a", tc.keep)
 			if diff := cmp.Diff(tc.wantErr, errorString(err)); diff != "" {
 				t.Errorf("ReleaseNode() error mismatch (-want +got):\n%s", diff)
 			}
@@ -955,7 +955,7 @@ func TestReleaseNodes(t *testing.T) {
 			live := fakeMember(objs...)
 			c := interceptor.NewClient(live, tc.funcs)
 			st := releaseState(phases, names...)
-			left, err := ReleaseNodes(context.Background(), c, live, drainRun(tc.drain), st, tc.all)
+			left, err := Member{Client: c, Live: live, Run: drainRun(tc.drain)}.ReleaseNodes(context.Background(), st, tc.all)
 			if diff := cmp.Diff(tc.wantErr, errorString(err)); diff != "" {
 				t.Errorf("ReleaseNodes() error mismatch (-want +got):\n%s", diff)
 			}
@@ -989,7 +989,7 @@ func TestReleaseNodesBounded(t *testing.T) {
 	run := drainRun(fleetv1.Drain{})
 	var lefts []int
 	for range 2 {
-		left, err := ReleaseNodes(context.Background(), c, c, run, st, false)
+		left, err := Member{Client: c, Live: c, Run: run}.ReleaseNodes(context.Background(), st, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1014,7 +1014,7 @@ func TestReleaseNodesCancelled(t *testing.T) {
 	st := releaseState(map[string]string{"a": "Succeeded", "b": "Succeeded"}, "a", "b")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	left, err := ReleaseNodes(ctx, c, c, drainRun(fleetv1.Drain{}), st, false)
+	left, err := Member{Client: c, Live: c, Run: drainRun(fleetv1.Drain{})}.ReleaseNodes(ctx, st, false)
 	if diff := cmp.Diff(map[string]*cordonState{"a": marked(ownMark, t0.Time), "b": marked(ownMark, t0.Time)}, cordonsOf(t, c, "a", "b")); diff != "" {
 		t.Fatalf("nodes afterwards mismatch (-want +got):\n%s", diff)
 	}
@@ -1145,7 +1145,7 @@ func TestStartGroupDrains(t *testing.T) {
 		refusing.Store(step.pdbRefuses)
 		st := startState(t, live, run, &p, nodes...)
 		var report DrainReport
-		created, skipped, err := StartGroup(context.Background(), c, live, run, &st, 0, At(t0.Add(time.Duration(i)*time.Minute)), WithDrainReport(&report))
+		created, skipped, err := Member{Client: c, Live: live, Run: run}.StartGroup(context.Background(), &st, 0, At(t0.Add(time.Duration(i)*time.Minute)), WithDrainReport(&report))
 		if err != nil {
 			t.Fatalf("start %d: StartGroup() error = %v", i, err)
 		}
@@ -1209,7 +1209,7 @@ func TestStartGroupDrainsSkipsNodesCordonedByOthers(t *testing.T) {
 	p := allOf("a", "cordoned", "other")
 	run := drainRun(fleetv1.Drain{})
 	st := startState(t, c, run, &p, "a", "cordoned", "other")
-	created, skipped, err := StartGroup(context.Background(), c, c, run, &st, 0, At(t0.Time))
+	created, skipped, err := Member{Client: c, Live: c, Run: run}.StartGroup(context.Background(), &st, 0, At(t0.Time))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1246,7 +1246,7 @@ func TestStartGroupDrainsUnderADeadlineWithAnInjectedClock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	var report DrainReport
-	created, _, err := StartGroup(ctx, c, c, run, &st, 0, At(t0.Time), WithDrainReport(&report))
+	created, _, err := Member{Client: c, Live: c, Run: run}.StartGroup(ctx, &st, 0, At(t0.Time), WithDrainReport(&report))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1544,24 +1544,24 @@ func TestObserveCordoned(t *testing.T) {
 		makeNode("unplanned").CordonedBy(ownMark, t0.Time).Ptr(),
 	}
 	testCases := map[string]struct {
-		funcs interceptor.Funcs
-		opts  func(t *testing.T) []ObserveOption
+		funcs     interceptor.Funcs
+		informers func(t *testing.T) *Informers
 	}{
 		"list":              {},
 		"member cache list": {funcs: trimmedNodeLists()},
-		"member cache store": {opts: func(t *testing.T) []ObserveOption {
-			return []ObserveOption{WithInformers(trimmedInformers(t, objs...))}
+		"member cache store": {informers: func(t *testing.T) *Informers {
+			return trimmedInformers(t, objs...)
 		}},
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
 			live := fakeMember(objs...)
 			c := interceptor.NewClient(live, tc.funcs)
-			var opts []ObserveOption
-			if tc.opts != nil {
-				opts = tc.opts(t)
+			m := Member{Client: c, Live: live, Run: run}
+			if tc.informers != nil {
+				m.Informers = tc.informers(t)
 			}
-			st, err := Observe(context.Background(), c, live, run, opts...)
+			st, err := m.Observe(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1575,7 +1575,7 @@ func TestObserveCordoned(t *testing.T) {
 	}
 	t.Run("a run that does not drain", func(t *testing.T) {
 		c := fakeMember(objs...)
-		st, err := Observe(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()))
+		st, err := Member{Client: c, Live: c, Run: testRun(makeClusterJob("disk-clean").Obj())}.Observe(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1640,7 +1640,7 @@ func TestStartGroupDrainsInTurns(t *testing.T) {
 	p := allOf(names...)
 	run := drainRun(fleetv1.Drain{})
 	st := startState(t, c, run, &p, names...)
-	created, _, err := StartGroup(context.Background(), c, c, run, &st, 0, At(t0.Time))
+	created, _, err := Member{Client: c, Live: c, Run: run}.StartGroup(context.Background(), &st, 0, At(t0.Time))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1653,7 +1653,7 @@ func TestStartGroupDrainsInTurns(t *testing.T) {
 		}
 	}
 	st = startState(t, c, run, &p, names...)
-	created, _, err = StartGroup(context.Background(), c, c, run, &st, 0, At(t0.Time))
+	created, _, err = Member{Client: c, Live: c, Run: run}.StartGroup(context.Background(), &st, 0, At(t0.Time))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1741,7 +1741,7 @@ func TestReleaseNodesAtTheEndReadsTheMarks(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := fakeMember(makeNode("late").CordonedBy(ownMark, t0.Time).Ptr(), makeNode("plain").Ptr())
 			st := releaseState(phases) // the cache has not seen late's mark
-			left, err := ReleaseNodes(context.Background(), c, c, drainRun(fleetv1.Drain{}), st, tc.all)
+			left, err := Member{Client: c, Live: c, Run: drainRun(fleetv1.Drain{})}.ReleaseNodes(context.Background(), st, tc.all)
 			if err != nil || left != 0 {
 				t.Fatalf("ReleaseNodes() = %d, %v; want 0, nil", left, err)
 			}
@@ -1768,7 +1768,7 @@ func TestStepDrainTimeoutNotEarly(t *testing.T) {
 		}
 		return n
 	}
-	if _, err := StepDrain(context.Background(), c, c, run, node(), begun); err != nil {
+	if _, err := (Member{Client: c, Live: c, Run: run}).StepDrain(context.Background(), node(), begun); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
@@ -1778,7 +1778,7 @@ func TestStepDrainTimeoutNotEarly(t *testing.T) {
 		{at: begun.Add(timeout - time.Millisecond)},
 		{at: begun.Add(timeout), wantReason: fleetv1.NodeReasonDrainTimeout},
 	} {
-		step, err := StepDrain(context.Background(), c, c, run, node(), tc.at)
+		step, err := Member{Client: c, Live: c, Run: run}.StepDrain(context.Background(), node(), tc.at)
 		if err != nil {
 			t.Fatal(err)
 		}

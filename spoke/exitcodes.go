@@ -40,7 +40,7 @@ const MaxExitReads = 20
 // their pods, read from live: every one of them, as the result recorded
 // next never changes. A node whose pod is gone keeps none. It returns the
 // first error of a read; the nodes read before it keep what was read.
-func ReadExitCodes(ctx context.Context, live client.Reader, run Run, st *State) error {
+func (m Member) ReadExitCodes(ctx context.Context, st *State) error {
 	var unread []*NodeState
 	for i := range st.Nodes {
 		n := &st.Nodes[i]
@@ -49,13 +49,13 @@ func ReadExitCodes(ctx context.Context, live client.Reader, run Run, st *State) 
 		}
 	}
 	if len(unread) > MaxExitReads {
-		return readGroupExitCodes(ctx, live, run, unread)
+		return m.readGroupExitCodes(ctx, unread)
 	}
 	for _, n := range unread {
 		var pods corev1.PodList
-		sel := runSelector(run)
+		sel := runSelector(m.Run)
 		sel[fleetv1.NodeLabel] = naming.LabelValue(n.Node)
-		if err := live.List(ctx, &pods, client.InNamespace(run.Namespace), sel); err != nil {
+		if err := m.Live.List(ctx, &pods, client.InNamespace(m.Run.Namespace), sel); err != nil {
 			return fmt.Errorf("reading the pod of node %s: %w", n.Node, err)
 		}
 		if pod, ok := NewestPod(pods.Items, n.Node); ok {
@@ -67,7 +67,7 @@ func ReadExitCodes(ctx context.Context, live client.Reader, run Run, st *State) 
 
 // readGroupExitCodes reads the exit codes of nodes from the pods of their
 // groups, listed in pages.
-func readGroupExitCodes(ctx context.Context, live client.Reader, run Run, nodes []*NodeState) error {
+func (m Member) readGroupExitCodes(ctx context.Context, nodes []*NodeState) error {
 	byGroup := map[int][]*NodeState{}
 	var groups []int
 	for _, n := range nodes {
@@ -82,9 +82,9 @@ func readGroupExitCodes(ctx context.Context, live client.Reader, run Run, nodes 
 			want[naming.LabelValue(n.Node)] = append(want[naming.LabelValue(n.Node)], n)
 		}
 		pods := map[string][]corev1.Pod{}
-		sel := runSelector(run)
+		sel := runSelector(m.Run)
 		sel[fleetv1.GroupIndexLabel] = strconv.Itoa(g)
-		err := listPages(ctx, live, &corev1.PodList{}, []client.ListOption{client.InNamespace(run.Namespace), sel}, func(list client.ObjectList) {
+		err := listPages(ctx, m.Live, &corev1.PodList{}, []client.ListOption{client.InNamespace(m.Run.Namespace), sel}, func(list client.ObjectList) {
 			for _, pod := range list.(*corev1.PodList).Items {
 				if l := pod.Labels[fleetv1.NodeLabel]; want[l] != nil {
 					pods[l] = append(pods[l], pod)

@@ -66,7 +66,7 @@ func TestReadExitCodes(t *testing.T) {
 	}
 	c := fake.NewClientBuilder().WithObjects(objs...).Build()
 	st := Derive(&three, jobs, present("a", "b", "c"), Results{})
-	if err := ReadExitCodes(context.Background(), c, run, &st); err != nil {
+	if err := (Member{Live: c, Run: run}).ReadExitCodes(context.Background(), &st); err != nil {
 		t.Fatalf("ReadExitCodes() error = %v", err)
 	}
 	type exit struct {
@@ -102,7 +102,7 @@ func TestReadExitCodes(t *testing.T) {
 		reads++
 		return c.List(ctx, list, opts...)
 	}}).Build()
-	if err := ReadExitCodes(context.Background(), counting, run, &again); err != nil || reads != 0 {
+	if err := (Member{Live: counting, Run: run}).ReadExitCodes(context.Background(), &again); err != nil || reads != 0 {
 		t.Errorf("ReadExitCodes() of recorded nodes listed %d times (error %v), want none", reads, err)
 	}
 }
@@ -222,7 +222,7 @@ func TestReadExitCodesEveryFailedNode(t *testing.T) {
 	}}).Build()
 	p := allOf(nodes...)
 	st := Derive(&p, jobs, present(nodes...), Results{})
-	if err := ReadExitCodes(context.Background(), c, run, &st); err != nil {
+	if err := (Member{Live: c, Run: run}).ReadExitCodes(context.Background(), &st); err != nil {
 		t.Fatalf("ReadExitCodes() error = %v", err)
 	}
 	rec, _ := Record(Results{}, st, nil, nil)

@@ -73,15 +73,21 @@ func newFeedFixture(t *testing.T, nodes int) *feedFixture {
 	return f
 }
 
+// member is the run as the hub has it: the member's stores, and the
+// records it keeps, without derivations.
+func (f *feedFixture) member() Member {
+	return Member{Client: f.c, Live: liveMember{f.c, f.ix}, Run: f.run, Informers: f.ix, Caches: Caches{Records: &f.records}}
+}
+
 // observe is Observe as the hub calls it, from the feed (incremental) or
 // without derivations (whole).
 func (f *feedFixture) observe(incremental bool) State {
 	f.t.Helper()
-	opts := []ObserveOption{WithInformers(f.ix), WithRecords(&f.records), At(f.now)}
+	m := f.member()
 	if incremental {
-		opts = append(opts, WithDerivations(&f.ds))
+		m.Caches.Derivations = &f.ds
 	}
-	st, err := Observe(context.Background(), f.c, liveMember{f.c, f.ix}, f.run, opts...)
+	st, err := m.Observe(context.Background(), At(f.now))
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -214,7 +220,7 @@ func TestFeedDerivesAsWhole(t *testing.T) {
 					if rng.IntN(4) == 0 {
 						break // the reconcile ended before its write: its verdicts are not kept
 					}
-					if err := RecordResults(context.Background(), f.c, f.c, f.run, st, nil, nil, WithRecords(&f.records)); err != nil {
+					if err := f.member().RecordResults(context.Background(), st, nil, nil); err != nil {
 						t.Fatal(err)
 					}
 				case 9: // another writer: its write is not in Records
@@ -223,7 +229,7 @@ func TestFeedDerivesAsWhole(t *testing.T) {
 						t.Fatal(err)
 					}
 					next := Results{Nodes: rec.Nodes.With(map[string]NodeResult{n: {Phase: NodeStarting, Attempt: "other"}})}
-					if err := WriteResults(context.Background(), f.c, f.c, f.run, next, cm); err != nil {
+					if err := (Member{Client: f.c, Live: f.c, Run: f.run}).WriteResults(context.Background(), next, cm); err != nil {
 						t.Fatal(err)
 					}
 				case 10:
@@ -264,7 +270,7 @@ func TestFeedKeepsNoVerdict(t *testing.T) {
 	f.setJob("node-00", makeJob("node-00").Created(t0).Started(t0).Pods(1, 1, 0).Ptr(), false)
 	f.setJob("node-01", makeJob("node-01").Created(t0).Ptr(), false)
 	f.setJob("node-02", makeJob("node-02").Created(t0).Started(t0).Complete(t1).Ptr(), false)
-	if err := RecordResults(ctx, f.c, f.c, f.run, f.observe(true), nil, nil, WithRecords(&f.records)); err != nil {
+	if err := f.member().RecordResults(ctx, f.observe(true), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	f.setJob("node-00", makeJob("node-00").Created(t0).Started(t0).Pods(1, 0, 0).Ptr(), false)

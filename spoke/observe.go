@@ -43,7 +43,8 @@ const (
 	maxNodes = 100000
 )
 
-// ObserveOption tunes how Observe reads a member.
+// ObserveOption tunes one call of Observe or StartGroup: the time it
+// takes as now, and for a group start its limit and drain report.
 type ObserveOption func(*observeOptions)
 
 type observeOptions struct {
@@ -84,51 +85,17 @@ func WithLimit(k int) ObserveOption {
 	return func(o *observeOptions) { o.limit, o.limited = k, true }
 }
 
-// WithInformers has Observe read the run's Jobs and the nodes from the
-// member cache's informers ix holds, when it holds them, rather than
-// through a List.
-func WithInformers(ix *Informers) ObserveOption {
-	return func(o *observeOptions) { o.informers = ix }
-}
-
-// WithRecords has Observe take the results record from rs when it is the
-// one last written, and RecordResults keep there what it writes.
-func WithRecords(rs *Records) ObserveOption {
-	return func(o *observeOptions) { o.records = rs }
-}
-
-// WithDerivations has Observe derive again only the nodes whose inputs
-// changed since the run's last Observe with ds.
-func WithDerivations(ds *Derivations) ObserveOption {
-	return func(o *observeOptions) { o.derivations = ds }
-}
-
-// WithPlans has Observe take decoded plans from ps, and keep there those it
-// decodes.
-func WithPlans(ps *Plans) ObserveOption {
-	return func(o *observeOptions) { o.plans = ps }
-}
-
-// FromIndexedCache tells Observe that its reader is a member cache with the
-// RunIndex on Jobs: it finds the run's Jobs by the index, and reads them and
-// the nodes without copying the cache's objects, as it only reads them.
-func FromIndexedCache() ObserveOption {
-	return func(o *observeOptions) { o.indexed = true }
-}
-
 // Observe reads the run's frozen plan, its Jobs, its results record and the
-// names of the nodes that exist, and derives the run's state. c may be a
-// cached client: its lists are not paged, because a cache does not support
-// continue tokens, and nodes are read metadata-only, so a cache holds only
-// their metadata. live, when set, reads from the API server: when the
-// record names a running node whose Job c does not have, it reads the
-// record as stored, and tells a Job the cache has not seen yet from one
-// that is gone.
-func Observe(ctx context.Context, c client.Reader, live client.Reader, run Run, opts ...ObserveOption) (State, error) {
-	var o observeOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+// names of the nodes that exist, and derives the run's state, through
+// Client. When the record names a running node whose Job Client does not
+// have, it reads the record as stored from Live (when set), and tells a Job
+// the cache has not seen yet from one that is gone. opts may hold At.
+func (m Member) Observe(ctx context.Context, opts ...ObserveOption) (State, error) {
+	return observe(ctx, m.Client, m.Live, m.Run, m.options(opts))
+}
+
+// observe is Observe reading through c and live (nil: none), with o.
+func observe(ctx context.Context, c, live client.Reader, run Run, o observeOptions) (State, error) {
 	p, planUID, found, err := readPlan(ctx, c, run, o.plans)
 	if err != nil || !found {
 		return State{}, err
@@ -247,14 +214,10 @@ func addJobs(byNode map[string]*batchv1.Job, more []batchv1.Job) {
 // that finished. st is the state Observe read, including its record. A
 // state Observe derived from the change feed looks only at the nodes
 // derived again since the last RecordResults and those a verdict changed.
-func RecordResults(ctx context.Context, c client.Client, live client.Reader, run Run, st State, created []string, skipped []plan.SkippedNode, opts ...ObserveOption) error {
-	var o observeOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+func (m Member) RecordResults(ctx context.Context, st State, created []string, skipped []plan.SkippedNode) error {
 	next, changed := recordChangesOf(st.Recorded, st, st.recordCandidates(), created, skipped)
 	if len(changed) > 0 {
-		if _, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, changed, st.RecordObject, o.records); err != nil {
+		if _, err := m.writeResultsMerging(ctx, st.Recorded, next, changed, st.RecordObject); err != nil {
 			return err
 		}
 	}
@@ -406,13 +369,9 @@ func checkNodeCount(listed int, remaining *int64) error {
 	return nil
 }
 
-// CountJobs counts the run's Jobs in the member. c is best the cached
-// client, whose Jobs informer exists already.
-func CountJobs(ctx context.Context, c client.Reader, run Run, opts ...ObserveOption) (int, error) {
-	var o observeOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	jobs, err := listRunJobs(ctx, c, run, o)
+// CountJobs counts the run's Jobs in the member, from Client: best a
+// cache's, whose Jobs informer exists already.
+func (m Member) CountJobs(ctx context.Context) (int, error) {
+	jobs, err := listRunJobs(ctx, m.Client, m.Run, m.options(nil))
 	return len(jobs.Items), err
 }

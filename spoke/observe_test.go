@@ -93,19 +93,20 @@ func TestObserve(t *testing.T) {
 			}
 			t.Run(fmt.Sprintf("%s/%s", name, mode), func(t *testing.T) {
 				b := fake.NewClientBuilder().WithObjects(tc.objs...).WithInterceptorFuncs(tc.funcs)
-				var opts []ObserveOption
+				var m Member
 				switch mode {
 				case "indexed":
-					b, opts = b.WithIndex(&batchv1.Job{}, RunIndex, RunIndexValue), []ObserveOption{FromIndexedCache()}
+					b, m.Indexed = b.WithIndex(&batchv1.Job{}, RunIndex, RunIndexValue), true
 				case "informers":
-					opts = []ObserveOption{WithInformers(informersWith(t, tc.objs...))}
+					m.Informers = informersWith(t, tc.objs...)
 					// Nothing is listed: the informers' stores are read.
 					b = b.WithInterceptorFuncs(interceptor.Funcs{List: func(_ context.Context, _ client.WithWatch, list client.ObjectList, _ ...client.ListOption) error {
 						return fmt.Errorf("listed %T", list)
 					}})
 				}
 				c := b.Build()
-				got, err := Observe(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), opts...)
+				m.Client, m.Live, m.Run = c, c, testRun(makeClusterJob("disk-clean").Obj())
+				got, err := m.Observe(context.Background())
 				if tc.wantErr != "" {
 					if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 						t.Fatalf("Observe() error = %v, want it to contain %q", err, tc.wantErr)

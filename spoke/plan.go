@@ -50,12 +50,12 @@ const (
 // live must read from the API server: it reads the plan another writer
 // stored first. A missing work namespace is created when the registered
 // identity may; otherwise the error is a *NamespaceMissingError.
-func EnsurePlan(ctx context.Context, c client.Client, live client.Reader, run Run, nodes []corev1.Node) (plan.Plan, error) {
-	return EnsurePlanFrom(ctx, c, live, run, func() (plan.Plan, error) {
-		cj := run.ClusterJob
-		p, err := plan.Compute(nodes, &cj.Spec, cj.UID, run.Cluster)
+func (m Member) EnsurePlan(ctx context.Context, nodes []corev1.Node) (plan.Plan, error) {
+	return m.EnsurePlanFrom(ctx, func() (plan.Plan, error) {
+		cj := m.Run.ClusterJob
+		p, err := plan.Compute(nodes, &cj.Spec, cj.UID, m.Run.Cluster)
 		if err != nil {
-			return plan.Plan{}, &PermanentError{Reason: fleetv1.ReasonInvalidSpec, Err: fmt.Errorf("planning cluster %s: %w", run.Cluster, err)}
+			return plan.Plan{}, &PermanentError{Reason: fleetv1.ReasonInvalidSpec, Err: fmt.Errorf("planning cluster %s: %w", m.Run.Cluster, err)}
 		}
 		return p, nil
 	})
@@ -64,34 +64,34 @@ func EnsurePlan(ctx context.Context, c client.Client, live client.Reader, run Ru
 // EnsurePlanFrom is EnsurePlan with the plan computed by compute, which is
 // called only when no plan is stored yet: a retry's plan comes from its
 // parent's record rather than from the nodes.
-func EnsurePlanFrom(ctx context.Context, c client.Client, live client.Reader, run Run, compute func() (plan.Plan, error)) (plan.Plan, error) {
-	if p, found, err := ReadPlan(ctx, c, run); err != nil || found {
+func (m Member) EnsurePlanFrom(ctx context.Context, compute func() (plan.Plan, error)) (plan.Plan, error) {
+	if p, found, err := ReadPlan(ctx, m.Client, m.Run); err != nil || found {
 		return p, err
 	}
 	p, err := compute()
 	if err != nil {
 		return plan.Plan{}, err
 	}
-	cm, parts, err := planConfigMaps(run, p)
+	cm, parts, err := planConfigMaps(m.Run, p)
 	if err != nil {
 		return plan.Plan{}, err
 	}
 	// The parts first: the plan ConfigMap, once it exists, says the plan
 	// is frozen, and a reader finds every part it names.
 	for _, part := range parts {
-		if err = createPlanPart(ctx, c, live, run, part); err != nil {
+		if err = m.createPlanPart(ctx, part); err != nil {
 			break
 		}
 	}
 	if err == nil {
-		err = createInNamespace(ctx, c, run, cm)
+		err = m.createInNamespace(ctx, cm)
 	}
 	var missing *NamespaceMissingError
 	switch {
 	case err == nil:
 		return p, nil
 	case apierrors.IsAlreadyExists(err), errors.Is(err, errPlanStored):
-		return readStoredPlan(ctx, live, client.ObjectKeyFromObject(cm), run)
+		return readStoredPlan(ctx, m.Live, client.ObjectKeyFromObject(cm), m.Run)
 	case errors.As(err, &missing):
 		return plan.Plan{}, err // it says all, and the row has room for little
 	default:
@@ -102,11 +102,11 @@ func EnsurePlanFrom(ctx context.Context, c client.Client, live client.Reader, ru
 // createInNamespace creates obj in the run's work namespace, creating the
 // namespace when it is missing: a Create in a missing namespace is
 // NotFound, and nothing else a Create does is.
-func createInNamespace(ctx context.Context, c client.Client, run Run, obj client.Object) error {
-	err := c.Create(ctx, obj)
+func (m Member) createInNamespace(ctx context.Context, obj client.Object) error {
+	err := m.Client.Create(ctx, obj)
 	if apierrors.IsNotFound(err) {
-		if err = ensureNamespace(ctx, c, run); err == nil {
-			err = c.Create(ctx, obj)
+		if err = m.ensureNamespace(ctx); err == nil {
+			err = m.Client.Create(ctx, obj)
 		}
 	}
 	return err
@@ -121,47 +121,47 @@ var errPlanStored = errors.New("the plan is stored already")
 // ConfigMap: it is replaced, unless the plan ConfigMap exists after all,
 // in which case the stored plan wins (errPlanStored) and no part is
 // touched.
-func createPlanPart(ctx context.Context, c client.Client, live client.Reader, run Run, part *corev1.ConfigMap) error {
-	err := createInNamespace(ctx, c, run, part)
+func (m Member) createPlanPart(ctx context.Context, part *corev1.ConfigMap) error {
+	err := m.createInNamespace(ctx, part)
 	if !apierrors.IsAlreadyExists(err) {
 		return err
 	}
 	var existing corev1.ConfigMap
-	if err := live.Get(ctx, client.ObjectKeyFromObject(part), &existing); err != nil {
+	if err := m.Live.Get(ctx, client.ObjectKeyFromObject(part), &existing); err != nil {
 		return fmt.Errorf("reading plan part %s: %w", client.ObjectKeyFromObject(part), err)
 	}
-	if ownedBy(&existing, run.ClusterJob.UID) && bytes.Equal(existing.BinaryData[planKey+compressedSuffix], part.BinaryData[planKey+compressedSuffix]) {
+	if ownedBy(&existing, m.Run.ClusterJob.UID) && bytes.Equal(existing.BinaryData[planKey+compressedSuffix], part.BinaryData[planKey+compressedSuffix]) {
 		return nil
 	}
 	var stored corev1.ConfigMap
-	switch err := live.Get(ctx, client.ObjectKey{Namespace: run.Namespace, Name: naming.PlanName(run.ClusterJob.UID)}, &stored); {
+	switch err := m.Live.Get(ctx, client.ObjectKey{Namespace: m.Run.Namespace, Name: naming.PlanName(m.Run.ClusterJob.UID)}, &stored); {
 	case err == nil:
 		return errPlanStored
 	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("reading the plan ConfigMap: %w", err)
 	}
-	if !ownedBy(&existing, run.ClusterJob.UID) {
-		return fmt.Errorf("ConfigMap %s exists but does not belong to ClusterJob %s", client.ObjectKeyFromObject(part), run.ClusterJob.UID)
+	if !ownedBy(&existing, m.Run.ClusterJob.UID) {
+		return fmt.Errorf("ConfigMap %s exists but does not belong to ClusterJob %s", client.ObjectKeyFromObject(part), m.Run.ClusterJob.UID)
 	}
-	if err := c.Delete(ctx, &existing, client.Preconditions{UID: &existing.UID}); client.IgnoreNotFound(err) != nil {
+	if err := m.Client.Delete(ctx, &existing, client.Preconditions{UID: &existing.UID}); client.IgnoreNotFound(err) != nil {
 		return fmt.Errorf("replacing a stale plan part %s: %w", client.ObjectKeyFromObject(part), err)
 	}
-	return c.Create(ctx, part)
+	return m.Client.Create(ctx, part)
 }
 
 // ensureNamespace creates the run's work namespace, so that registering a
 // member by a plain Secret with an admin kubeconfig just works.
-func ensureNamespace(ctx context.Context, c client.Client, run Run) error {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: run.Namespace,
+func (m Member) ensureNamespace(ctx context.Context) error {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: m.Run.Namespace,
 		Labels: map[string]string{fleetv1.ManagedByLabel: fleetv1.ManagedByValue}}}
-	err := c.Create(ctx, ns)
+	err := m.Client.Create(ctx, ns)
 	switch {
 	case err == nil, apierrors.IsAlreadyExists(err):
 		return nil
 	case apierrors.IsForbidden(err):
-		return &NamespaceMissingError{Namespace: run.Namespace, Cluster: run.Cluster}
+		return &NamespaceMissingError{Namespace: m.Run.Namespace, Cluster: m.Run.Cluster}
 	}
-	return fmt.Errorf("creating the work namespace %s: %w", run.Namespace, err)
+	return fmt.Errorf("creating the work namespace %s: %w", m.Run.Namespace, err)
 }
 
 // readStoredPlan reads the plan another writer stored first (or that the

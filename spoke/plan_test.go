@@ -163,7 +163,7 @@ func TestEnsurePlan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			live := fake.NewClientBuilder().WithObjects(tc.objs...).Build()
 			c := interceptor.NewClient(live, tc.funcs)
-			got, err := EnsurePlan(context.Background(), c, live, testRun(tc.cj), tc.nodes)
+			got, err := Member{Client: c, Live: live, Run: testRun(tc.cj)}.EnsurePlan(context.Background(), tc.nodes)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("EnsurePlan() error = %v, want it to contain %q", err, tc.wantErr)
@@ -192,11 +192,11 @@ func TestEnsurePlan(t *testing.T) {
 func TestEnsurePlanFreezes(t *testing.T) {
 	c := fake.NewClientBuilder().Build()
 	run := testRun(makeClusterJob("disk-clean").Obj())
-	first, err := EnsurePlan(context.Background(), c, c, run, readyNodes("a", "b"))
+	first, err := Member{Client: c, Live: c, Run: run}.EnsurePlan(context.Background(), readyNodes("a", "b"))
 	if err != nil {
 		t.Fatalf("first EnsurePlan() error = %v", err)
 	}
-	second, err := EnsurePlan(context.Background(), c, c, run, readyNodes("a", "b", "c"))
+	second, err := Member{Client: c, Live: c, Run: run}.EnsurePlan(context.Background(), readyNodes("a", "b", "c"))
 	if err != nil {
 		t.Fatalf("second EnsurePlan() error = %v", err)
 	}
@@ -211,7 +211,7 @@ func TestEnsurePlanFreezes(t *testing.T) {
 func TestEnsurePlanConfigMap(t *testing.T) {
 	c := fake.NewClientBuilder().Build()
 	run := testRun(makeClusterJob("disk-clean").Obj())
-	if _, err := EnsurePlan(context.Background(), c, c, run, readyNodes("a")); err != nil {
+	if _, err := (Member{Client: c, Live: c, Run: run}).EnsurePlan(context.Background(), readyNodes("a")); err != nil {
 		t.Fatalf("EnsurePlan() error = %v", err)
 	}
 	var got corev1.ConfigMap

@@ -76,7 +76,7 @@ func TestSplitPlan(t *testing.T) {
 	cj := makeClusterJob("disk-clean").Obj()
 	run := testRun(cj)
 	c := fake.NewClientBuilder().Build()
-	want, err := EnsurePlan(context.Background(), c, c, run, readyNodes(splitNodes...))
+	want, err := Member{Client: c, Live: c, Run: run}.EnsurePlan(context.Background(), readyNodes(splitNodes...))
 	if err != nil {
 		t.Fatalf("EnsurePlan() error = %v", err)
 	}
@@ -138,7 +138,7 @@ func TestSplitPlanStalePart(t *testing.T) {
 	}
 
 	c := fake.NewClientBuilder().WithObjects(parts[0]).Build()
-	got, err := EnsurePlan(context.Background(), c, c, run, nodes)
+	got, err := Member{Client: c, Live: c, Run: run}.EnsurePlan(context.Background(), nodes)
 	if err != nil {
 		t.Fatalf("EnsurePlan() over a stale part: %v", err)
 	}
@@ -150,7 +150,7 @@ func TestSplitPlanStalePart(t *testing.T) {
 	// The other attempt stored its plan after all, unseen by the cache.
 	live := fake.NewClientBuilder().WithObjects(died, parts[0]).Build()
 	cache := fake.NewClientBuilder().WithObjects(parts[0]).Build()
-	got, err = EnsurePlan(context.Background(), cache, live, run, nodes)
+	got, err = Member{Client: cache, Live: live, Run: run}.EnsurePlan(context.Background(), nodes)
 	if err != nil {
 		t.Fatalf("EnsurePlan() with a stored plan: %v", err)
 	}
@@ -233,13 +233,13 @@ func TestSplitRecord(t *testing.T) {
 		name string
 		jobs []batchv1.Job
 	}{{"first group", jobs[:half]}, {"both groups", jobs}} {
-		st, err := Observe(ctx, live, live, run)
+		st, err := Member{Client: live, Live: live, Run: run}.Observe(ctx)
 		if err != nil {
 			t.Fatalf("%s: Observe() error = %v", step.name, err)
 		}
 		st = Derive(&p, step.jobs, present(splitNodes...), st.Recorded) // the Jobs as the hub saw them
 		st.Recorded, st.RecordObject = mustReadResults(t, live, run)
-		if err := RecordResults(ctx, c, live, run, st, nil, nil); err != nil {
+		if err := (Member{Client: c, Live: live, Run: run}).RecordResults(ctx, st, nil, nil); err != nil {
 			t.Fatalf("%s: RecordResults() error = %v", step.name, err)
 		}
 		want, _ := Record(st.Recorded, st, nil, nil)
@@ -259,7 +259,7 @@ func TestSplitRecord(t *testing.T) {
 	}
 
 	// No Job is left: every node has its result from the record alone.
-	st, err := Observe(ctx, live, live, run)
+	st, err := Member{Client: live, Live: live, Run: run}.Observe(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,13 +87,13 @@ func benchmarkMemberReconcile(b *testing.B, n int) {
 	var plans Plans
 	var records Records
 	var derivations Derivations
-	opts := []ObserveOption{WithInformers(ix), WithPlans(&plans), WithRecords(&records), WithDerivations(&derivations)}
+	m := Member{Client: c, Live: c, Run: run, Informers: ix, Caches: Caches{Plans: &plans, Records: &records, Derivations: &derivations}}
 	reconcile := func() {
-		st, err := Observe(ctx, c, c, run, opts...)
+		st, err := m.Observe(ctx)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := RecordResults(ctx, c, c, run, st, nil, nil, opts...); err != nil {
+		if err := m.RecordResults(ctx, st, nil, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

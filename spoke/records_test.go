@@ -44,7 +44,7 @@ func TestRecordsReadBackOwnWrite(t *testing.T) {
 	}).Build()
 	var records Records
 	want := ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning}})
-	if _, err := writeResultsMerging(context.Background(), c, c, run, Results{}, want, nil, nil, &records); err != nil {
+	if _, err := (Member{Client: c, Live: c, Run: run, Caches: Caches{Records: &records}}).writeResultsMerging(context.Background(), Results{}, want, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	cm := &corev1.ConfigMap{}

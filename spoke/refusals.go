@@ -251,7 +251,7 @@ func (s State) RefusalReads(now time.Time, timeout time.Duration, w StartWatch, 
 // node read that nothing refuses maps to the zero Refusal; one whose read
 // failed is left out. A member that does not let the hub read events (a
 // registration from before it was granted) tells no FailedCreate.
-func ReadRefusals(ctx context.Context, live client.Reader, run Run, reads []RefusalRead) (map[string]Refusal, error) {
+func (m Member) ReadRefusals(ctx context.Context, reads []RefusalRead) (map[string]Refusal, error) {
 	out := map[string]Refusal{}
 	var errs []error
 	jobs := map[string]string{}
@@ -260,7 +260,7 @@ func ReadRefusals(ctx context.Context, live client.Reader, run Run, reads []Refu
 			jobs[rd.Job] = rd.Node
 			continue
 		}
-		r, err := readPodRefusal(ctx, live, run, rd.Node)
+		r, err := m.readPodRefusal(ctx, rd.Node)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -268,7 +268,7 @@ func ReadRefusals(ctx context.Context, live client.Reader, run Run, reads []Refu
 		out[rd.Node] = r
 	}
 	if len(jobs) > 0 {
-		created, err := readCreateRefusals(ctx, live, run, jobs)
+		created, err := m.readCreateRefusals(ctx, jobs)
 		maps.Copy(out, created)
 		errs = append(errs, err)
 	}
@@ -276,11 +276,11 @@ func ReadRefusals(ctx context.Context, live client.Reader, run Run, reads []Refu
 }
 
 // readPodRefusal reads what refuses the pod of node.
-func readPodRefusal(ctx context.Context, live client.Reader, run Run, node string) (Refusal, error) {
+func (m Member) readPodRefusal(ctx context.Context, node string) (Refusal, error) {
 	var pods corev1.PodList
-	sel := runSelector(run)
+	sel := runSelector(m.Run)
 	sel[fleetv1.NodeLabel] = naming.LabelValue(node)
-	if err := live.List(ctx, &pods, client.InNamespace(run.Namespace), sel); err != nil {
+	if err := m.Live.List(ctx, &pods, client.InNamespace(m.Run.Namespace), sel); err != nil {
 		return Refusal{}, fmt.Errorf("reading the pod of node %s: %w", node, err)
 	}
 	pod, ok := NewestPod(pods.Items, node)
@@ -296,19 +296,19 @@ func readPodRefusal(ctx context.Context, live client.Reader, run Run, node strin
 // FailedCreate events on Jobs (the one Job's, when one waits), however many
 // Jobs wait: the API server filters events by field, not by index, so a
 // list per Job would cost as much each.
-func readCreateRefusals(ctx context.Context, live client.Reader, run Run, jobs map[string]string) (map[string]Refusal, error) {
+func (m Member) readCreateRefusals(ctx context.Context, jobs map[string]string) (map[string]Refusal, error) {
 	set := fields.Set{"involvedObject.kind": "Job", "reason": reasonFailedCreate}
 	if len(jobs) == 1 {
 		for job := range jobs {
 			set["involvedObject.name"] = job
 		}
 	}
-	events, err := listEvents(ctx, live, run.Namespace, fields.SelectorFromSet(set))
+	events, err := listEvents(ctx, m.Live, m.Run.Namespace, fields.SelectorFromSet(set))
 	switch {
 	case apierrors.IsForbidden(err):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("reading the FailedCreate events of the Jobs in namespace %s: %w", run.Namespace, err)
+		return nil, fmt.Errorf("reading the FailedCreate events of the Jobs in namespace %s: %w", m.Run.Namespace, err)
 	}
 	newest := map[string]corev1.Event{}
 	for _, ev := range events {

@@ -219,7 +219,7 @@ func TestReadRefusals(t *testing.T) {
 			if tc.reads == nil {
 				tc.reads = reads
 			}
-			got, err := ReadRefusals(context.Background(), live, run, tc.reads)
+			got, err := Member{Live: live, Run: run}.ReadRefusals(context.Background(), tc.reads)
 			if err != nil {
 				t.Errorf("ReadRefusals() error = %v", err)
 			}

@@ -295,8 +295,8 @@ func readResults(ctx context.Context, r client.Reader, run Run, records *Records
 // ConfigMap it read, nil if none). A write that loses a race with another
 // (a cache behind the last write) merges with the stored record read live
 // and tries once more: records only grow, so merging loses nothing.
-func WriteResults(ctx context.Context, c client.Client, live client.Reader, run Run, res Results, stored *corev1.ConfigMap) error {
-	_, err := writeResultsMerging(ctx, c, live, run, Results{}, res, nil, stored, nil)
+func (m Member) WriteResults(ctx context.Context, res Results, stored *corev1.ConfigMap) error {
+	_, err := m.writeResultsMerging(ctx, Results{}, res, nil, stored)
 	return err
 }
 
@@ -313,20 +313,20 @@ type written struct {
 // writeResultsMerging is WriteResults, keeping what it wrote in records
 // (nil: nowhere). read is the record stored was read with, and changed the
 // nodes res changes in it (nil: not known).
-func writeResultsMerging(ctx context.Context, c client.Client, live client.Reader, run Run, read, res Results, changed []string, stored *corev1.ConfigMap, records *Records) (written, error) {
-	cm, err := writeResults(ctx, c, run, res, changed, stored, records)
+func (m Member) writeResultsMerging(ctx context.Context, read, res Results, changed []string, stored *corev1.ConfigMap) (written, error) {
+	cm, err := m.writeResults(ctx, res, changed, stored)
 	if err == nil {
 		return written{prior: read, res: res, cm: cm}, nil
 	}
 	if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
 		return written{}, err
 	}
-	current, stored, err := ReadResults(ctx, live, run)
+	current, stored, err := ReadResults(ctx, m.Live, m.Run)
 	if err != nil {
 		return written{}, err
 	}
 	res = merge(current, res)
-	cm, err = writeResults(ctx, c, run, res, nil, stored, records)
+	cm, err = m.writeResults(ctx, res, nil, stored)
 	if err != nil {
 		return written{}, err
 	}
@@ -339,34 +339,34 @@ func writeResultsMerging(ctx context.Context, c client.Client, live client.Reade
 // then the record ConfigMap that names them, then the parts it replaced are
 // deleted. A reader never sees parts change under a record ConfigMap.
 // changed names the nodes res changes in stored (nil: not known).
-func writeResults(ctx context.Context, c client.Client, run Run, res Results, changed []string, stored *corev1.ConfigMap, records *Records) (*corev1.ConfigMap, error) {
-	enc, err := records.encode(stored, res, changed)
+func (m Member) writeResults(ctx context.Context, res Results, changed []string, stored *corev1.ConfigMap) (*corev1.ConfigMap, error) {
+	enc, err := m.Caches.Records.encode(stored, res, changed)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the results: %w", err)
 	}
-	l := recordLayout(run)
+	l := recordLayout(m.Run)
 	chunks, annotations, err := l.split(enc.document())
 	if err != nil {
 		return nil, err
 	}
-	cm := resultsConfigMap(run, stored, chunks[0], annotations)
-	made, err := createResultsParts(ctx, c, run, l, cm, chunks[1:])
+	cm := resultsConfigMap(m.Run, stored, chunks[0], annotations)
+	made, err := m.createResultsParts(ctx, l, cm, chunks[1:])
 	if err == nil {
-		err = storeResults(ctx, c, cm, stored == nil)
+		err = storeResults(ctx, m.Client, cm, stored == nil)
 	}
 	if err != nil {
-		deleteResultsParts(ctx, c, run.Namespace, made)
+		deleteResultsParts(ctx, m.Client, m.Run.Namespace, made)
 		return nil, err
 	}
 	if stored != nil && stored.Annotations[l.digest] != cm.Annotations[l.digest] {
 		old, _ := l.partNames(stored) // a stored record that names none has none to delete
-		deleteResultsParts(ctx, c, run.Namespace, old)
+		deleteResultsParts(ctx, m.Client, m.Run.Namespace, old)
 	}
 	from := ""
 	if stored != nil {
 		from = stored.ResourceVersion
 	}
-	records.put(cm.UID, cm.ResourceVersion, res, enc, from, changed)
+	m.Caches.Records.put(cm.UID, cm.ResourceVersion, res, enc, from, changed)
 	return cm, nil
 }
 
@@ -410,25 +410,25 @@ func storeResults(ctx context.Context, c client.Client, cm *corev1.ConfigMap, cr
 // createResultsParts creates the parts of the split record cm, chunks, and
 // returns the names of those it created. A part that exists already holds
 // the same bytes: its name is the digest of the whole.
-func createResultsParts(ctx context.Context, c client.Client, run Run, l layout, cm *corev1.ConfigMap, chunks [][]byte) ([]string, error) {
+func (m Member) createResultsParts(ctx context.Context, l layout, cm *corev1.ConfigMap, chunks [][]byte) ([]string, error) {
 	names, err := l.partNames(cm)
 	if err != nil {
 		return nil, err
 	}
 	var made []string
 	for i, name := range names {
-		labels := runLabels(run)
+		labels := runLabels(m.Run)
 		labels[fleetv1.ComponentLabel] = resultsPartComponent
 		part := &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: run.Namespace, Labels: labels, Annotations: runAnnotations(run)},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: m.Run.Namespace, Labels: labels, Annotations: runAnnotations(m.Run)},
 			Immutable:  ptr.To(true),
 			BinaryData: map[string][]byte{resultsKey + compressedSuffix: chunks[i]},
 		}
-		switch err := c.Create(ctx, part); {
+		switch err := m.Client.Create(ctx, part); {
 		case err == nil:
 			made = append(made, name)
 		case !apierrors.IsAlreadyExists(err):
-			return made, fmt.Errorf("creating results part %s/%s: %w", run.Namespace, name, err)
+			return made, fmt.Errorf("creating results part %s/%s: %w", m.Run.Namespace, name, err)
 		}
 	}
 	return made, nil

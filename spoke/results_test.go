@@ -160,7 +160,7 @@ func TestObserveCacheBehind(t *testing.T) {
 		t.Fatal("Record() of created Jobs did not change the record")
 	}
 	live := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c"), planObject(twoGroups), makeJob("a").Ptr(), makeJob("b").Ptr())...).Build()
-	if err := WriteResults(context.Background(), live, live, run, rec, nil); err != nil {
+	if err := (Member{Client: live, Live: live, Run: run}).WriteResults(context.Background(), rec, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The cache has the plan and the record but only Job a.
@@ -173,7 +173,7 @@ func TestObserveCacheBehind(t *testing.T) {
 		}
 		return nil
 	}})
-	st, err := Observe(context.Background(), cache, live, run)
+	st, err := Member{Client: cache, Live: live, Run: run}.Observe(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestObserveCacheBehind(t *testing.T) {
 	}
 	// Without the API server to ask, the same read says JobDeleted: the
 	// live read is what keeps a lagging cache from failing a node.
-	st, err = Observe(context.Background(), cache, nil, run)
+	st, err = Member{Client: cache, Run: run}.Observe(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,12 +197,12 @@ func TestWriteResultsRace(t *testing.T) {
 	run := testRun(makeClusterJob("disk-clean").Obj())
 	c := fake.NewClientBuilder().Build()
 	first := ResultsOf(map[string]NodeResult{"a": {Phase: NodeSucceeded, Finish: t1.Unix()}})
-	if err := WriteResults(context.Background(), c, c, run, first, nil); err != nil {
+	if err := (Member{Client: c, Live: c, Run: run}).WriteResults(context.Background(), first, nil); err != nil {
 		t.Fatal(err)
 	}
 	// A reconcile whose cache has no record yet writes b as new.
 	second := ResultsOf(map[string]NodeResult{"b": {Phase: NodeRunning}})
-	if err := WriteResults(context.Background(), c, c, run, second, nil); err != nil {
+	if err := (Member{Client: c, Live: c, Run: run}).WriteResults(context.Background(), second, nil); err != nil {
 		t.Fatalf("WriteResults() from a stale read error = %v", err)
 	}
 	got, _, err := ReadResults(context.Background(), c, run)
@@ -219,7 +219,7 @@ func TestWriteResultsError(t *testing.T) {
 	c := fake.NewClientBuilder().WithInterceptorFuncs(interceptor.Funcs{Create: func(context.Context, client.WithWatch, client.Object, ...client.CreateOption) error {
 		return apierrors.NewForbidden(schema.GroupResource{Resource: "configmaps"}, "x", nil)
 	}}).Build()
-	err := WriteResults(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning}}), nil)
+	err := Member{Client: c, Live: c, Run: testRun(makeClusterJob("disk-clean").Obj())}.WriteResults(context.Background(), ResultsOf(map[string]NodeResult{"a": {Phase: NodeRunning}}), nil)
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("WriteResults() error = %v, want Forbidden", err)
 	}

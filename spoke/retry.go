@@ -35,7 +35,7 @@ const RetrySkippedGroup = "skipped"
 // member's API server: its plan, Jobs and record. found is false when the
 // parent never planned here.
 func ObserveParent(ctx context.Context, r client.Reader, parent Run) (st State, found bool, err error) {
-	st, err = Observe(ctx, r, nil, parent)
+	st, err = observe(ctx, r, nil, parent, observeOptions{})
 	return st, st.Planned, err
 }
 

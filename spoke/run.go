@@ -72,7 +72,7 @@ func runSelector(run Run) client.MatchingLabels {
 // cluster, as their labels hold them): a reconcile reads its run's Jobs
 // through it rather than matching the labels of every Job the work
 // namespace holds, retained runs' included. Register it with
-// RunIndexValue; FromIndexedCache tells Observe to use it.
+// RunIndexValue; Member.Indexed tells Observe to use it.
 const RunIndex = "fleetjob.io/run"
 
 // RunIndexValue is the RunIndex value of obj: its run, for an object

@@ -80,15 +80,12 @@ const createParallelism = 32
 // created; one that does not is a *ConflictError (find it with errors.As:
 // several are joined), and the other nodes are still started. live must
 // read from the API server. On any other error StartGroup stops creating
-// and returns it. opts may hold WithRecords and WithLimit.
-func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, group int, opts ...ObserveOption) ([]batchv1.Job, []plan.SkippedNode, error) {
+// and returns it. opts may hold At, WithLimit and WithDrainReport.
+func (m Member) StartGroup(ctx context.Context, st *State, group int, opts ...ObserveOption) ([]batchv1.Job, []plan.SkippedNode, error) {
 	if group < 0 || group >= len(st.Groups) {
-		return nil, nil, fmt.Errorf("group %d is not in the plan of cluster %s, which has %d groups", group, run.Cluster, len(st.Groups))
+		return nil, nil, fmt.Errorf("group %d is not in the plan of cluster %s, which has %d groups", group, m.Run.Cluster, len(st.Groups))
 	}
-	o := observeOptions{now: time.Now(), drain: &DrainReport{}}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := m.options(append([]ObserveOption{At(time.Now()), WithDrainReport(&DrainReport{})}, opts...))
 	var pending []string
 	taken := 0
 	for _, n := range st.Nodes {
@@ -109,19 +106,19 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 	if len(pending) == 0 {
 		return nil, nil, nil
 	}
-	nodes, err := ListNodes(ctx, live)
+	nodes, err := ListNodes(ctx, m.Live)
 	if err != nil {
 		return nil, nil, err
 	}
-	drains := run.ClusterJob.Spec.Drains()
+	drains := m.Run.ClusterJob.Spec.Drains()
 	owner := ""
 	if drains {
-		owner = DrainOwner(run)
+		owner = DrainOwner(m.Run)
 	}
-	ready, skipped := recheck(pending, nodes, &run.ClusterJob.Spec, owner)
+	ready, skipped := recheck(pending, nodes, &m.Run.ClusterJob.Spec, owner)
 	var drainErr error
 	if drains {
-		ready, drainErr = drainReady(ctx, c, live, run, st, group, nodes, ready, o)
+		ready, drainErr = m.drainReady(ctx, st, group, nodes, ready, o)
 		skipped = append(skipped, o.drain.Failed...)
 	}
 	var starting []string
@@ -136,17 +133,17 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 	// caller's cancellation does not cut it short; its deadline bounds it.
 	ctx, cancel := uncancelled(ctx)
 	defer cancel()
-	fresh, err := writeAhead(ctx, c, live, run, st, starting, skipped, o.drain.Results, o.records)
+	fresh, err := m.writeAhead(ctx, st, starting, skipped, o.drain.Results)
 	if err != nil {
 		return nil, nil, errors.Join(drainErr, err)
 	}
 	var jobs []*batchv1.Job
 	for _, n := range st.Nodes {
 		if n.Group == group && fresh[n.Node] {
-			jobs = append(jobs, BuildJob(run, n.Node, group, n.GroupName))
+			jobs = append(jobs, BuildJob(m.Run, n.Node, group, n.GroupName))
 		}
 	}
-	results := createAll(ctx, c, live, run, jobs)
+	results := m.createAll(ctx, jobs)
 	var created []batchv1.Job
 	var conflicts, failures []error
 	var refused []string
@@ -170,13 +167,13 @@ func StartGroup(ctx context.Context, c client.Client, live client.Reader, run Ru
 		// recorded without a Job would fail rather than start next time.
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 		defer cancel()
-		unrecordErr = unstart(uctx, c, live, run, st, refused, st.Recorded.Nodes.Get(refused[0]).Attempt, o.records)
+		unrecordErr = m.unstart(uctx, st, refused, st.Recorded.Nodes.Get(refused[0]).Attempt)
 	}
 	cause := rootCause(failures)
 	if cause == nil && len(created) == 0 && len(refused) > 0 && len(conflicts) == 0 {
 		// Cut before any create was sent: no Job event will wake the
 		// next reconcile, the error's retry does.
-		cause = fmt.Errorf("cluster %s: the start of group %d ran out of time before any of its %d Jobs was created", run.Cluster, group, len(refused))
+		cause = fmt.Errorf("cluster %s: the start of group %d ran out of time before any of its %d Jobs was created", m.Run.Cluster, group, len(refused))
 	}
 	return created, skipped, errors.Join(append(conflicts, cause, unrecordErr, drainErr)...)
 }
@@ -190,7 +187,7 @@ const maxDraining = 100
 // creates'), and returns the nodes drained: only they start now. The
 // others stay Pending and are stepped again by the next start; those
 // whose drain failed are in o.drain.Failed.
-func drainReady(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, group int, nodes []corev1.Node, ready map[string]bool, o observeOptions) (map[string]bool, error) {
+func (m Member) drainReady(ctx context.Context, st *State, group int, nodes []corev1.Node, ready map[string]bool, o observeOptions) (map[string]bool, error) {
 	byName := make(map[string]*corev1.Node, len(ready))
 	for i := range nodes {
 		if ready[nodes[i].Name] {
@@ -218,7 +215,7 @@ func drainReady(ctx context.Context, c client.Client, live client.Reader, run Ru
 		dctx, cancel = context.WithDeadline(ctx, now.Add(deadline.Sub(now)/2))
 		defer cancel()
 	}
-	return drainNodes(dctx, c, live, run, targets, o.now, o.drain)
+	return m.drainNodes(dctx, targets, o.now, o.drain)
 }
 
 // undoTimeout bounds taking nodes whose creates were not sent off the
@@ -259,7 +256,7 @@ func uncancelled(ctx context.Context) (context.Context, context.CancelFunc) {
 // stored record named before: only they may be created. st's record becomes
 // the one written. A write that fails may still have been stored (a
 // timeout): the nodes are taken off again, as no Job of theirs is created.
-func writeAhead(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, nodes []string, skipped []plan.SkippedNode, drains map[string]noderesults.Drain, records *Records) (map[string]bool, error) {
+func (m Member) writeAhead(ctx context.Context, st *State, nodes []string, skipped []plan.SkippedNode, drains map[string]noderesults.Drain) (map[string]bool, error) {
 	next, changed := recordChanges(st.Recorded, *st, nil, skipped)
 	attempt := newAttempt()
 	updates := map[string]NodeResult{}
@@ -285,11 +282,11 @@ func writeAhead(ctx context.Context, c client.Client, live client.Reader, run Ru
 		}
 	}
 	next = Results{Nodes: next.Nodes.With(updates)}
-	w, err := writeResultsMerging(ctx, c, live, run, st.Recorded, next, changed, st.RecordObject, records)
+	w, err := m.writeResultsMerging(ctx, st.Recorded, next, changed, st.RecordObject)
 	if err != nil {
 		err = fmt.Errorf("recording the group's nodes as starting, before creating their Jobs: %w", err)
 		if !refusedByServer(err) {
-			err = errors.Join(err, unstart(ctx, c, live, run, &State{}, nodes, attempt, records))
+			err = errors.Join(err, m.unstart(ctx, &State{}, nodes, attempt))
 		}
 		return nil, err
 	}
@@ -310,11 +307,11 @@ func writeAhead(ctx context.Context, c client.Client, live client.Reader, run Ru
 // stored; without its ConfigMap it is read live. It is one write over the
 // record read: lost to another writer, the nodes stay recorded and fail
 // rather than risk running twice.
-func unstart(ctx context.Context, c client.Client, live client.Reader, run Run, st *State, nodes []string, attempt string, records *Records) error {
+func (m Member) unstart(ctx context.Context, st *State, nodes []string, attempt string) error {
 	rec, cm := st.Recorded, st.RecordObject
 	if cm == nil {
 		var err error
-		if rec, cm, err = ReadResults(ctx, live, run); err != nil || cm == nil {
+		if rec, cm, err = ReadResults(ctx, m.Live, m.Run); err != nil || cm == nil {
 			return err
 		}
 	}
@@ -328,7 +325,7 @@ func unstart(ctx context.Context, c client.Client, live client.Reader, run Run, 
 		return nil
 	}
 	next := Results{Nodes: rec.Nodes.Without(removed...)}
-	written, err := writeResults(ctx, c, run, next, removed, cm, records)
+	written, err := m.writeResults(ctx, next, removed, cm)
 	if err != nil {
 		return fmt.Errorf("taking the nodes whose Jobs were not created off the record: %w", err)
 	}
@@ -398,7 +395,7 @@ type createResult struct {
 // (none at the cutoff), and is refused. Creations under way are
 // not cancelled: each ends with the API server's answer, so that as few
 // creates as can be are left without saying whether they happened.
-func createAll(ctx context.Context, c client.Client, live client.Reader, run Run, jobs []*batchv1.Job) []createResult {
+func (m Member) createAll(ctx context.Context, jobs []*batchv1.Job) []createResult {
 	var stopped atomic.Bool
 	results := make([]createResult, len(jobs))
 	cutoff, bounded := createCutoff(ctx, time.Now())
@@ -407,7 +404,7 @@ func createAll(ctx context.Context, c client.Client, live client.Reader, run Run
 		if stopped.Load() || ctx.Err() != nil || bounded && !time.Now().Before(cutoff) {
 			return
 		}
-		results[i] = createJob(ctx, c, live, run, jobs[i])
+		results[i] = m.createJob(ctx, jobs[i])
 		var conflict *ConflictError
 		if err := results[i].err; err != nil && !errors.As(err, &conflict) {
 			stopped.Store(true)
@@ -431,8 +428,8 @@ func createAll(ctx context.Context, c client.Client, live client.Reader, run Run
 
 // createJob creates job. made is false when it already existed as the run's
 // own: st may come from a cache that has not seen it yet.
-func createJob(ctx context.Context, c client.Client, live client.Reader, run Run, job *batchv1.Job) createResult {
-	err := c.Create(ctx, job)
+func (m Member) createJob(ctx context.Context, job *batchv1.Job) createResult {
+	err := m.Client.Create(ctx, job)
 	if err == nil {
 		return createResult{tried: true, made: true}
 	}
@@ -445,10 +442,10 @@ func createJob(ctx context.Context, c client.Client, live client.Reader, run Run
 		return createResult{tried: true, refused: refusedByServer(err), err: fmt.Errorf("creating Job %s/%s: %w", job.Namespace, job.Name, namespaceError(err, job.Namespace))}
 	}
 	var existing batchv1.Job
-	if err := live.Get(ctx, client.ObjectKeyFromObject(job), &existing); err != nil {
+	if err := m.Live.Get(ctx, client.ObjectKeyFromObject(job), &existing); err != nil {
 		return createResult{tried: true, err: fmt.Errorf("reading the existing Job %s/%s: %w", job.Namespace, job.Name, err)}
 	}
-	if !ownedBy(&existing, run.ClusterJob.UID) {
+	if !ownedBy(&existing, m.Run.ClusterJob.UID) {
 		return createResult{tried: true, refused: true, err: &ConflictError{Job: job.Name, Namespace: job.Namespace}}
 	}
 	return createResult{tried: true}

@@ -114,7 +114,7 @@ func TestStartGroup(t *testing.T) {
 			live := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), tc.objs...)...).Build()
 			c := interceptor.NewClient(live, tc.funcs)
 			st := Derive(&fourNodes, tc.stateJobs, present("a", "b", "c"), Results{})
-			created, _, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Batch(2).Obj()), &st, tc.group)
+			created, _, err := Member{Client: c, Live: live, Run: testRun(makeClusterJob("disk-clean").Batch(2).Obj())}.StartGroup(context.Background(), &st, tc.group)
 			if diff := cmp.Diff(tc.wantErr, errorString(err)); diff != "" {
 				t.Errorf("StartGroup() error mismatch (-want +got):\n%s", diff)
 			}
@@ -135,7 +135,7 @@ func TestStartGroup(t *testing.T) {
 func TestStartGroupConflictError(t *testing.T) {
 	live := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), makeJob("a").Owner(otherUID).Ptr())...).Build()
 	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
-	_, _, err := StartGroup(context.Background(), live, live, testRun(makeClusterJob("disk-clean").Obj()), &st, 0)
+	_, _, err := Member{Client: live, Live: live, Run: testRun(makeClusterJob("disk-clean").Obj())}.StartGroup(context.Background(), &st, 0)
 	var conflict *ConflictError
 	if !errors.As(err, &conflict) {
 		t.Fatalf("StartGroup() error = %v, want a *ConflictError", err)
@@ -152,11 +152,11 @@ func TestStartGroupIdempotent(t *testing.T) {
 	c := fake.NewClientBuilder().WithObjects(nodeObjects("a", "b", "c", "d")...).Build()
 	run := testRun(makeClusterJob("disk-clean").Obj())
 	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
-	first, _, err := StartGroup(context.Background(), c, c, run, &st, 0)
+	first, _, err := Member{Client: c, Live: c, Run: run}.StartGroup(context.Background(), &st, 0)
 	if err != nil {
 		t.Fatalf("first StartGroup() error = %v", err)
 	}
-	second, _, err := StartGroup(context.Background(), c, c, run, &st, 0)
+	second, _, err := Member{Client: c, Live: c, Run: run}.StartGroup(context.Background(), &st, 0)
 	if err != nil {
 		t.Fatalf("second StartGroup() error = %v", err)
 	}
@@ -173,7 +173,7 @@ func TestStartGroupIdempotent(t *testing.T) {
 func TestStartGroupWrapsAPIErrors(t *testing.T) {
 	c := fake.NewClientBuilder().WithObjects(nodeObjects("a", "b", "c", "d")...).WithInterceptorFuncs(forbidNode("a")).Build()
 	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
-	_, _, err := StartGroup(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), &st, 0)
+	_, _, err := Member{Client: c, Live: c, Run: testRun(makeClusterJob("disk-clean").Obj())}.StartGroup(context.Background(), &st, 0)
 	if !apierrors.IsForbidden(err) {
 		t.Errorf("StartGroup() error = %v, want a Forbidden API error", err)
 	}
@@ -214,7 +214,7 @@ func TestStartGroupBoundsParallelCreates(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		},
 	})
-	created, _, err := StartGroup(context.Background(), c, live, testRun(makeClusterJob("disk-clean").Obj()), ptr.To(Derive(&p, nil, present, Results{})), 0)
+	created, _, err := Member{Client: c, Live: live, Run: testRun(makeClusterJob("disk-clean").Obj())}.StartGroup(context.Background(), ptr.To(Derive(&p, nil, present, Results{})), 0)
 	if err != nil {
 		t.Fatalf("StartGroup() error = %v", err)
 	}
@@ -257,7 +257,7 @@ func TestStartGroupRechecksNodes(t *testing.T) {
 	c := fake.NewClientBuilder().WithObjects(objs...).Build()
 	all := allOf("a", "b", "c", "d")
 	st := Derive(&all, nil, present("a", "b", "c", "d"), Results{})
-	created, skipped, err := StartGroup(context.Background(), c, c, testRun(makeClusterJob("disk-clean").Obj()), &st, 0)
+	created, skipped, err := Member{Client: c, Live: c, Run: testRun(makeClusterJob("disk-clean").Obj())}.StartGroup(context.Background(), &st, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestStartGroupOutlivesCancel(t *testing.T) {
 		},
 	})
 	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
-	created, _, err := StartGroup(ctx, c, live, testRun(makeClusterJob("disk-clean").Obj()), &st, 0)
+	created, _, err := Member{Client: c, Live: live, Run: testRun(makeClusterJob("disk-clean").Obj())}.StartGroup(ctx, &st, 0)
 	if err != nil {
 		t.Fatalf("StartGroup() error = %v", err)
 	}
@@ -348,7 +348,7 @@ func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
 	defer cancel()
 	run := testRun(makeClusterJob("disk-clean").Obj())
 	st := Derive(&p, nil, present(names...), Results{})
-	created, _, err := StartGroup(ctx, c, live, run, &st, 0)
+	created, _, err := Member{Client: c, Live: live, Run: run}.StartGroup(ctx, &st, 0)
 	if err != nil {
 		t.Fatalf("StartGroup() error = %v, want none: the Jobs created wake the next reconcile", err)
 	}
@@ -393,14 +393,14 @@ func TestObserveJudgesUnstartedNodesFromTheStoredRecord(t *testing.T) {
 	job := makeJob("a").Ptr()
 	build := func(rec Results) client.Client {
 		c := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), planObject(fourNodes), job.DeepCopy())...).Build()
-		if _, err := writeResults(ctx, c, run, rec, nil, nil, nil); err != nil {
+		if _, err := (Member{Client: c, Run: run}).writeResults(ctx, rec, nil, nil); err != nil {
 			t.Fatal(err)
 		}
 		return c
 	}
 	cached := build(ResultsOf(map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}, "b": {Phase: NodeStarting, Attempt: "x"}}))
 	live := build(ResultsOf(map[string]NodeResult{"a": {Phase: NodeStarting, Attempt: "x"}}))
-	st, err := Observe(ctx, cached, live, run)
+	st, err := Member{Client: cached, Live: live, Run: run}.Observe(ctx)
 	if err != nil {
 		t.Fatalf("Observe() error = %v", err)
 	}
@@ -428,7 +428,7 @@ func TestStartGroupWithLimit(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := Derive(&all, jobs.Items, present("a", "b", "c", "d", "e"), Results{})
-		created, _, err := StartGroup(context.Background(), c, c, run, &st, 0, WithLimit(limit))
+		created, _, err := Member{Client: c, Live: c, Run: run}.StartGroup(context.Background(), &st, 0, WithLimit(limit))
 		if err != nil {
 			t.Fatal(err)
 		}

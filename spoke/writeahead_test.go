@@ -157,7 +157,7 @@ func TestStartGroupWritesAhead(t *testing.T) {
 			live := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), planObject(fourNodes))...).Build()
 			c := interceptor.NewClient(live, tc.funcs)
 			st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
-			created, _, err := StartGroup(context.Background(), c, live, run, &st, 0)
+			created, _, err := Member{Client: c, Live: live, Run: run}.StartGroup(context.Background(), &st, 0)
 			if (err != nil) != tc.wantErr {
 				t.Errorf("StartGroup() error = %v, want error %v", err, tc.wantErr)
 			}
@@ -199,10 +199,10 @@ func TestRecordedNodeNeverCreatedAgain(t *testing.T) {
 			live := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), planObject(fourNodes))...).Build()
 			st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
 			if tc.stop == "before create" {
-				if _, err := writeAhead(ctx, live, live, run, &st, []string{"a", "b"}, nil, nil, nil); err != nil {
+				if _, err := (Member{Client: live, Live: live, Run: run}).writeAhead(ctx, &st, []string{"a", "b"}, nil, nil); err != nil {
 					t.Fatal(err)
 				}
-			} else if created, _, err := StartGroup(ctx, live, live, run, &st, 0); err != nil || len(created) != 2 {
+			} else if created, _, err := (Member{Client: live, Live: live, Run: run}).StartGroup(ctx, &st, 0); err != nil || len(created) != 2 {
 				t.Fatalf("StartGroup() = %v, %v", jobNodes(created), err)
 			}
 			// Every record write fails from now on, and a TTL deleted the Jobs.
@@ -211,7 +211,7 @@ func TestRecordedNodeNeverCreatedAgain(t *testing.T) {
 			}
 			broken := interceptor.NewClient(live, failRecord(errRecordForbidden, false))
 			for range 3 { // reconciles
-				st, err := Observe(ctx, live, live, run)
+				st, err := Member{Client: live, Live: live, Run: run}.Observe(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -221,12 +221,12 @@ func TestRecordedNodeNeverCreatedAgain(t *testing.T) {
 					}
 				}
 				if st.Groups[0].Finished() {
-					if err := RecordResults(ctx, broken, live, run, st, nil, nil); err == nil {
+					if err := (Member{Client: broken, Live: live, Run: run}).RecordResults(ctx, st, nil, nil); err == nil {
 						t.Error("RecordResults() through a broken client succeeded")
 					}
 					continue
 				}
-				if created, _, _ := StartGroup(ctx, broken, live, run, &st, 0); len(created) > 0 {
+				if created, _, _ := (Member{Client: broken, Live: live, Run: run}).StartGroup(ctx, &st, 0); len(created) > 0 {
 					t.Errorf("StartGroup() created %v again", jobNodes(created))
 				}
 			}
@@ -247,11 +247,11 @@ func TestStartGroupStaleRecord(t *testing.T) {
 	ctx := context.Background()
 	run := testRun(makeClusterJob("disk-clean").Batch(2).Obj())
 	live := fake.NewClientBuilder().WithObjects(append(nodeObjects("a", "b", "c", "d"), planObject(fourNodes))...).Build()
-	if err := WriteResults(ctx, live, live, run, ResultsOf(map[string]NodeResult{"a": {Phase: NodeStarting}}), nil); err != nil {
+	if err := (Member{Client: live, Live: live, Run: run}).WriteResults(ctx, ResultsOf(map[string]NodeResult{"a": {Phase: NodeStarting}}), nil); err != nil {
 		t.Fatal(err)
 	}
 	stale := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
-	created, _, err := StartGroup(ctx, live, live, run, &stale, 0)
+	created, _, err := Member{Client: live, Live: live, Run: run}.StartGroup(ctx, &stale, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,16 +280,16 @@ func TestWriteAheadCost(t *testing.T) {
 		},
 	})
 	for g := range 2 {
-		st, err := Observe(ctx, live, live, run)
+		st, err := Member{Client: live, Live: live, Run: run}.Observe(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		before := writes
-		created, _, err := StartGroup(ctx, c, live, run, &st, g)
+		created, _, err := Member{Client: c, Live: live, Run: run}.StartGroup(ctx, &st, g)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := RecordResults(ctx, c, live, run, st, jobNodes(created), nil); err != nil {
+		if err := (Member{Client: c, Live: live, Run: run}).RecordResults(ctx, st, jobNodes(created), nil); err != nil {
 			t.Fatal(err)
 		}
 		if got := writes - before; got != 1 {
@@ -321,7 +321,7 @@ func withoutAttempts(rec Results, cm *corev1.ConfigMap) map[string]NodeResult {
 // phasesOf is the phase of each of nodes as a reconcile observes them now.
 func phasesOf(t *testing.T, live client.Client, run Run, nodes ...string) []NodePhase {
 	t.Helper()
-	st, err := Observe(context.Background(), live, live, run)
+	st, err := Member{Client: live, Live: live, Run: run}.Observe(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,10 +372,10 @@ func TestDeleteFailedJobsWritesAhead(t *testing.T) {
 			live := fake.NewClientBuilder().WithObjects(append(nodeObjects("b"), planObject(twoNodes),
 				makeJob("a").Started(t0).Pods(1, 1, 0).Ptr(), makeJob("b").Started(t0).Pods(1, 1, 0).Ptr())...).Build()
 			started := NodeResult{Phase: NodeRunning, Start: t0.Unix(), Started: true}
-			if err := WriteResults(ctx, live, live, run, ResultsOf(map[string]NodeResult{"a": started, "b": started}), nil); err != nil {
+			if err := (Member{Client: live, Live: live, Run: run}).WriteResults(ctx, ResultsOf(map[string]NodeResult{"a": started, "b": started}), nil); err != nil {
 				t.Fatal(err)
 			}
-			st, err := Observe(ctx, live, live, run) // node a is gone
+			st, err := Member{Client: live, Live: live, Run: run}.Observe(ctx) // node a is gone
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -387,7 +387,7 @@ func TestDeleteFailedJobsWritesAhead(t *testing.T) {
 				}
 				return c.Delete(ctx, obj, opts...)
 			}
-			err = DeleteFailedJobs(ctx, interceptor.NewClient(live, funcs), live, run, &st, jobs)
+			err = Member{Client: interceptor.NewClient(live, funcs), Live: live, Run: run}.DeleteFailedJobs(ctx, &st, jobs)
 			if (err != nil) != tc.wantErr {
 				t.Errorf("DeleteFailedJobs() error = %v, want error %v", err, tc.wantErr)
 			}

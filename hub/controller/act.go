@@ -113,7 +113,7 @@ func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, c *member.
 // freezePlan computes and stores the cluster's plan: the cluster starts.
 func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, add func(note)) error {
 	m, _ := r.Members.Member(c.Name)
-	cl, run, ok := r.member(ctx, cj, m)
+	sm, ok := r.member(ctx, cj, m)
 	if !ok {
 		return errors.New("cluster disengaged")
 	}
@@ -122,20 +122,20 @@ func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	if err := r.checkDrainAccess(ctx, cj, m, cl.GetClient()); err != nil {
+	if err := r.checkDrainAccess(ctx, cj, m, sm.Client); err != nil {
 		return err
 	}
-	nodes, err := spoke.ListNodes(ctx, cl.GetAPIReader())
+	nodes, err := spoke.ListNodes(ctx, sm.Live)
 	if err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
 	var p plan.Plan
 	if c.RetryOf != nil {
-		p, err = spoke.EnsurePlanFrom(ctx, cl.GetClient(), cl.GetAPIReader(), run, func() (plan.Plan, error) {
-			return r.retryPlan(ctx, cj, c.RetryOf, cl, run, nodes)
+		p, err = sm.EnsurePlanFrom(ctx, func() (plan.Plan, error) {
+			return r.retryPlan(ctx, cj, c.RetryOf, sm, nodes)
 		})
 	} else {
-		p, err = spoke.EnsurePlan(ctx, cl.GetClient(), cl.GetAPIReader(), run, nodes)
+		p, err = sm.EnsurePlan(ctx, nodes)
 	}
 	if err != nil {
 		return fmt.Errorf("storing the plan: %w", err)
@@ -159,13 +159,13 @@ func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *memb
 		return nil
 	}
 	m, _ := r.Members.Member(c.Name)
-	cl, run, ok := r.member(ctx, cj, m)
+	sm, ok := r.member(ctx, cj, m)
 	if !ok {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	if err := spoke.RecordResults(ctx, cl.GetClient(), cl.GetAPIReader(), run, c.State, created, skipped, spoke.WithRecords(&r.records)); err != nil {
+	if err := sm.RecordResults(ctx, c.State, created, skipped); err != nil {
 		return fmt.Errorf("recording results: %w", err)
 	}
 	return nil
@@ -179,13 +179,13 @@ func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob,
 		return nil
 	}
 	m, _ := r.Members.Member(c.Name)
-	cl, run, ok := r.member(ctx, cj, m)
+	sm, ok := r.member(ctx, cj, m)
 	if !ok {
 		return errors.New("cluster disengaged")
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	if err := spoke.DeleteFailedJobs(ctx, cl.GetClient(), cl.GetAPIReader(), run, &c.State, c.StartTimedOut, spoke.WithRecords(&r.records)); err != nil {
+	if err := sm.DeleteFailedJobs(ctx, &c.State, c.StartTimedOut); err != nil {
 		return err
 	}
 	if c.NotStarted > 0 {
@@ -212,7 +212,7 @@ func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob,
 func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, d member.Decision, add func(note)) ([]string, []plan.SkippedNode, error) {
 	g := d.Start
 	m, _ := r.Members.Member(c.Name)
-	cl, run, ok := r.member(ctx, cj, m)
+	sm, ok := r.member(ctx, cj, m)
 	if !ok {
 		return nil, nil, errors.New("cluster disengaged")
 	}
@@ -220,7 +220,7 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 	if err != nil {
 		return nil, nil, err
 	}
-	run.ServiceAccounts = accounts
+	sm.Run.ServiceAccounts = accounts
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
 	if until, ok := r.fence(m.Name); ok {
@@ -239,15 +239,16 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 		observeGroupDuration(c.State, g-1)
 		finished, _ = r.finishes.take(naming.LabelValue(string(cj.UID)), naming.LabelValue(c.Name))
 	}
-	writer := &firstCreate{Client: cl.GetClient(), clock: r.Clock}
+	writer := &firstCreate{Client: sm.Client, clock: r.Clock}
+	sm.Client = writer
 	uid, cluster, group := naming.LabelValue(string(cj.UID)), naming.LabelValue(c.Name), c.State.Groups[g]
 	r.pace.groupStarting(uid, cluster, g, group.Pending+group.Running)
 	var drained spoke.DrainReport
-	opts := []spoke.ObserveOption{spoke.WithRecords(&r.records), spoke.At(r.Clock.Now()), spoke.WithDrainReport(&drained)}
+	opts := []spoke.ObserveOption{spoke.At(r.Clock.Now()), spoke.WithDrainReport(&drained)}
 	if d.Limited {
 		opts = append(opts, spoke.WithLimit(d.Limit))
 	}
-	created, skipped, err := spoke.StartGroup(ctx, writer, cl.GetAPIReader(), run, &c.State, g, opts...)
+	created, skipped, err := sm.StartGroup(ctx, &c.State, g, opts...)
 	r.pace.notCreated(uid, cluster, g, group.Pending-len(created))
 	jobsCreated.Add(float64(len(created)))
 	// A soak is the user's wait, not the hub's: the hand-off counts from
@@ -287,13 +288,13 @@ func (r *Reconciler) readExitCodes(ctx context.Context, cj *fleetv1.ClusterJob, 
 		return
 	}
 	m, _ := r.Members.Member(c.Name)
-	cl, run, ok := r.member(ctx, cj, m)
+	sm, ok := r.member(ctx, cj, m)
 	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	if err := spoke.ReadExitCodes(ctx, cl.GetAPIReader(), run, &c.State); err != nil {
+	if err := sm.ReadExitCodes(ctx, &c.State); err != nil {
 		log.FromContext(ctx).V(1).Info("Reading the exit codes of failed nodes", "cluster", c.Name, "error", err.Error())
 	}
 }

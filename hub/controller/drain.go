@@ -77,13 +77,13 @@ func (r *Reconciler) releaseNodes(ctx context.Context, cj *fleetv1.ClusterJob, c
 		return len(c.State.Cordoned), nil
 	}
 	m, _ := r.Members.Member(c.Name)
-	cl, run, ok := r.member(ctx, cj, m)
+	sm, ok := r.member(ctx, cj, m)
 	if !ok {
 		return len(c.State.Cordoned), errors.New("cluster disengaged")
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	left, err := spoke.ReleaseNodes(ctx, cl.GetClient(), cl.GetAPIReader(), run, &c.State, all)
+	left, err := sm.ReleaseNodes(ctx, &c.State, all)
 	if err != nil {
 		err = fmt.Errorf("releasing the nodes the run cordoned: %w", err)
 	}

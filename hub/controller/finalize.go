@@ -112,7 +112,7 @@ func (c cleanResult) String() string {
 
 // cleanMember deletes the run from one member.
 func (r *Reconciler) cleanMember(ctx context.Context, uid types.UID, m clusters.Member) cleanResult {
-	cl, _, ok := r.member(ctx, nil, m)
+	cl, ok := r.engaged(ctx, m)
 	if !ok || !m.Reachable {
 		return cleanResult{}
 	}

@@ -52,39 +52,38 @@ func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob,
 	if c.Error != nil {
 		return c
 	}
-	cl, run, ok := r.member(ctx, cj, m)
+	sm, ok := r.member(ctx, cj, m)
 	if !ok {
 		c.Engaged = false
 		return c
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	c.State, c.Error = spoke.Observe(ctx, cl.GetClient(), cl.GetAPIReader(), run, spoke.FromIndexedCache(), spoke.WithPlans(&r.plans), spoke.WithRecords(&r.records),
-		spoke.WithDerivations(&r.derivations), spoke.WithInformers(clusters.InformersOf(cl)), spoke.At(r.Clock.Now()))
+	c.State, c.Error = sm.Observe(ctx, spoke.At(r.Clock.Now()))
 	r.countDeriveMisses()
 	c.Draining = c.State.Draining()
 	var w spoke.StartWatch
 	if c.Error == nil && c.State.Planned {
-		w = r.watchStarts(cj, run, &c.State)
+		w = r.watchStarts(cj, sm.Run, &c.State)
 	}
 	if g := cj.Spec.Gates; c.Error == nil && c.State.Planned && g != nil && g.NodeHealth != nil {
-		c.HealthRecheck, c.Error = gateHealth(ctx, cl.GetAPIReader(), cj, &c.State, w, r.Clock.Now())
+		c.HealthRecheck, c.Error = gateHealth(ctx, sm.Live, cj, &c.State, w, r.Clock.Now())
 	}
 	if c.Error == nil && c.State.Planned {
 		var late []string
 		if g := cj.Spec.Gates; g != nil && g.ProgressDeadline != nil {
 			late, c.DeadlineExceeded = c.State.TimeOutGroup(r.Clock.Now(), g.ProgressDeadline.Duration)
 		}
-		c.StartTimedOut, c.NotStarted, c.Stalled, c.StartRecheck = r.timeOutStarts(ctx, cl.GetAPIReader(), cj, run, &c.State, w)
+		c.StartTimedOut, c.NotStarted, c.Stalled, c.StartRecheck = r.timeOutStarts(ctx, sm, cj, &c.State, w)
 		c.StartTimedOut = append(c.StartTimedOut, late...)
 	}
 	if c.Error == nil && c.State.Planned {
 		var lost []string
-		lost, c.Lost, c.LostRecheck, c.Error = timeOutLost(ctx, cl.GetAPIReader(), cj, &c.State, r.Clock.Now())
+		lost, c.Lost, c.LostRecheck, c.Error = timeOutLost(ctx, sm.Live, cj, &c.State, r.Clock.Now())
 		c.StartTimedOut = append(c.StartTimedOut, lost...)
 	}
 	if c.Error == nil && !c.State.Planned && prev != nil && prev.StartTime != nil && m.Reachable {
-		c.PlanLost, c.LeftJobs, c.Error = planLost(ctx, cl, run)
+		c.PlanLost, c.LeftJobs, c.Error = planLost(ctx, sm)
 	}
 	return c
 }
@@ -142,12 +141,12 @@ func nodeLostTimeout(cj *fleetv1.ClusterJob) time.Duration {
 // planLost tells whether a started cluster's plan is really gone, as the
 // member's API server says: the cache may just not have seen it yet. left
 // counts the run's Jobs still there.
-func planLost(ctx context.Context, cl cluster.Cluster, run spoke.Run) (lost bool, left int, err error) {
-	_, found, err := spoke.ReadPlan(ctx, cl.GetAPIReader(), run)
+func planLost(ctx context.Context, sm spoke.Member) (lost bool, left int, err error) {
+	_, found, err := spoke.ReadPlan(ctx, sm.Live, sm.Run)
 	if err != nil || found {
 		return false, 0, err
 	}
-	left, err = spoke.CountJobs(ctx, cl.GetClient(), run, spoke.FromIndexedCache())
+	left, err = sm.CountJobs(ctx)
 	return err == nil, left, err
 }
 
@@ -162,16 +161,31 @@ func (r *Reconciler) unknownMember(ctx context.Context, name string) string {
 	return fleetv1.ReasonNotRegistered
 }
 
-// member returns the engaged cluster and the run in it.
-func (r *Reconciler) member(ctx context.Context, cj *fleetv1.ClusterJob, m clusters.Member) (cluster.Cluster, spoke.Run, bool) {
+// engaged returns m's cluster while the hub has it engaged.
+func (r *Reconciler) engaged(ctx context.Context, m clusters.Member) (cluster.Cluster, bool) {
 	if !m.Engaged {
-		return nil, spoke.Run{}, false
+		return nil, false
 	}
 	cl, err := r.Manager.GetCluster(ctx, multicluster.ClusterName(m.Name))
-	if err != nil {
-		return nil, spoke.Run{}, false
+	return cl, err == nil
+}
+
+// member returns cj's run in the engaged member m: read through the
+// member's cache and its informers, written and read live through its API
+// server, with the hub's caches of plans, records and derived states.
+func (r *Reconciler) member(ctx context.Context, cj *fleetv1.ClusterJob, m clusters.Member) (spoke.Member, bool) {
+	cl, ok := r.engaged(ctx, m)
+	if !ok {
+		return spoke.Member{}, false
 	}
-	return cl, spoke.Run{ClusterJob: cj, Cluster: m.Name, Namespace: m.Namespace, Hub: r.Options.HubID, ClusterID: m.ClusterID}, true
+	return spoke.Member{
+		Client:    cl.GetClient(),
+		Live:      cl.GetAPIReader(),
+		Run:       spoke.Run{ClusterJob: cj, Cluster: m.Name, Namespace: m.Namespace, Hub: r.Options.HubID, ClusterID: m.ClusterID},
+		Caches:    spoke.Caches{Plans: &r.plans, Records: &r.records, Derivations: &r.derivations},
+		Informers: clusters.InformersOf(cl),
+		Indexed:   true,
+	}, true
 }
 
 // forEach runs fn(0..n-1) with at most Parallelism at once: hundreds of

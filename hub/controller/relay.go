@@ -144,7 +144,7 @@ func (r *Reconciler) collectGarbage(ctx context.Context, names []string) {
 		if !ok || !m.Engaged || !m.Reachable {
 			return
 		}
-		cl, _, ok := r.member(ctx, nil, m)
+		cl, ok := r.engaged(ctx, m)
 		if !ok {
 			return
 		}

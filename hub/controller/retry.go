@@ -26,7 +26,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
 	"github.com/fleetjob/fleetjob/hub/fleet"
@@ -161,14 +160,15 @@ func (r *Reconciler) parentOf(ctx context.Context, cj *fleetv1.ClusterJob) (*fle
 // checked before and after the read, from the hub's API server: a parent
 // deleted meanwhile may have lost its record to its cleanup, and a plan
 // read from part of it would leave out nodes the user asked for.
-func (r *Reconciler) retryPlan(ctx context.Context, cj *fleetv1.ClusterJob, retry *fleetv1.MemberRetry, cl cluster.Cluster, run spoke.Run, nodes []corev1.Node) (plan.Plan, error) {
+func (r *Reconciler) retryPlan(ctx context.Context, cj *fleetv1.ClusterJob, retry *fleetv1.MemberRetry, sm spoke.Member, nodes []corev1.Node) (plan.Plan, error) {
+	run := sm.Run
 	parent, err := r.liveParent(ctx, cj.Namespace, retry)
 	if err != nil {
 		return plan.Plan{}, err
 	}
 	parentRun := run
 	parentRun.ClusterJob = parent
-	st, found, err := spoke.ObserveParent(ctx, cl.GetAPIReader(), parentRun)
+	st, found, err := spoke.ObserveParent(ctx, sm.Live, parentRun)
 	if err != nil {
 		return plan.Plan{}, fmt.Errorf("reading the run of ClusterJob %s in the member: %w", parent.Name, err)
 	}

@@ -21,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -86,15 +85,15 @@ func (r *Reconciler) watchStarts(cj *fleetv1.ClusterJob, run spoke.Run, st *spok
 // failed now, how many of them for the member's lack of progress, and when
 // to look again. A pod that cannot be read leaves its node to what was
 // read before, or the progress rule.
-func (r *Reconciler) timeOutStarts(ctx context.Context, live client.Reader, cj *fleetv1.ClusterJob, run spoke.Run, st *spoke.State, w spoke.StartWatch) (jobs []string, failed, stalled int, next time.Time) {
+func (r *Reconciler) timeOutStarts(ctx context.Context, sm spoke.Member, cj *fleetv1.ClusterJob, st *spoke.State, w spoke.StartWatch) (jobs []string, failed, stalled int, next time.Time) {
 	now, timeout := r.Clock.Now(), nodeStartTimeout(cj)
 	reads := st.RefusalReads(now, timeout, w, spoke.MaxRefusalReads)
-	refusals, err := spoke.ReadRefusals(ctx, live, run, reads)
+	refusals, err := sm.ReadRefusals(ctx, reads)
 	if err != nil {
-		log.FromContext(ctx).V(1).Info("Reading what keeps pods from starting", "cluster", run.Cluster, "error", err.Error())
+		log.FromContext(ctx).V(1).Info("Reading what keeps pods from starting", "cluster", sm.Run.Cluster, "error", err.Error())
 	}
 	w = w.Noted(reads, now)
-	r.starts.put(watchKey(string(cj.UID), run.Cluster), w)
+	r.starts.put(watchKey(string(cj.UID), sm.Run.Cluster), w)
 	stalled = st.Stalled(now, timeout, w, refusals)
 	jobs, failed = st.TimeOutStarts(now, timeout, w, refusals)
 	next, _ = st.StartDeadline(now, timeout, w)

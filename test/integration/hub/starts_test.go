@@ -183,7 +183,7 @@ func podOf(m *member, job batchv1.Job) *corev1.Pod {
 // nodeRow is node's row of cj in m as `kubectl fleetjob status --nodes`
 // shows it: read from the member, with no hub memory.
 func nodeRow(g Gomega, m *member, cj *fleetv1.ClusterJob, node string) spoke.NodeState {
-	st, err := spoke.Observe(ctx, m.client, nil, spoke.Run{ClusterJob: get(cj)(g), Cluster: m.name, Namespace: workNamespace})
+	st, err := spoke.Member{Client: m.client, Run: spoke.Run{ClusterJob: get(cj)(g), Cluster: m.name, Namespace: workNamespace}}.Observe(ctx)
 	g.Expect(err).NotTo(HaveOccurred())
 	for _, n := range st.Nodes {
 		if n.Node == node {

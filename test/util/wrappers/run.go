@@ -134,7 +134,7 @@ func (w *RunWrapper) GroupOf(node string) (int, string) {
 // JobName is the name of node's Job, as spoke names it.
 func (w *RunWrapper) JobName(node string) string { return w.job(node).Name }
 
-// job is node's Job as spoke.StartGroup creates it, started an hour ago.
+// job is node's Job as spoke.Member.StartGroup creates it, started an hour ago.
 func (w *RunWrapper) job(node string) batchv1.Job {
 	if j, ok := w.jobs[node]; ok {
 		return j
@@ -235,7 +235,7 @@ func (w *ClusterWrapper) Unreachable(since time.Time) *ClusterWrapper {
 }
 
 // Error sets Error, as when reading the run in the cluster failed. The state
-// of a failed observation is empty, as spoke.Observe returns it.
+// of a failed observation is empty, as spoke.Member.Observe returns it.
 func (w *ClusterWrapper) Error(msg string) *ClusterWrapper {
 	w.Cluster.Error, w.Cluster.State = errors.New(msg), spoke.State{}
 	return w
