@@ -190,7 +190,7 @@ func run(serve serving, metricsOpts metricsserver.Options, members clusters.Opti
 	if err != nil {
 		return err
 	}
-	if _, err := controller.SetupHub(ctx, mgr, mgr, provider, opts); err != nil {
+	if err := controller.SetupHub(ctx, mgr, mgr, provider, opts); err != nil {
 		return err
 	}
 	metrics.Registry.MustRegister(controller.NewCollector(mgr, opts.RegistrationNamespace))

@@ -85,7 +85,7 @@ func (h *heldNotes) take(key types.NamespacedName) []note {
 // cluster's view so that its row shows it. A group start writes the record
 // ahead of its Jobs, with all this reconcile learnt: the exit codes of
 // failed nodes are read first, as a result once recorded never changes.
-func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, d member.Decision) []note {
+func (r *MemberRunReconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, d member.Decision) []note {
 	var notes []note
 	add := func(n note) { notes = append(notes, n) }
 	err := r.deleteTimedOut(ctx, cj, c, add)
@@ -111,7 +111,7 @@ func (r *Reconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, c *member.
 }
 
 // freezePlan computes and stores the cluster's plan: the cluster starts.
-func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, add func(note)) error {
+func (r *MemberRunReconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, add func(note)) error {
 	m, _ := r.Members.Member(c.Name)
 	sm, ok := r.member(ctx, cj, m)
 	if !ok {
@@ -154,7 +154,7 @@ func (r *Reconciler) freezePlan(ctx context.Context, cj *fleetv1.ClusterJob, c *
 // record writes what this reconcile learnt of the cluster's nodes to its
 // results record: the Jobs just created, seen, or finished. It writes only
 // where the hub reads the run now, and at most once.
-func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, created []string, skipped []plan.SkippedNode) error {
+func (r *MemberRunReconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, created []string, skipped []plan.SkippedNode) error {
 	if !c.State.Planned || c.Error != nil || !c.Reachable {
 		return nil
 	}
@@ -174,7 +174,7 @@ func (r *Reconciler) record(ctx context.Context, cj *fleetv1.ClusterJob, c *memb
 // deleteTimedOut deletes the Jobs of nodes the hub failed, whose pod never
 // started or whose group ran past its progress deadline: they count as
 // failed, and a pod that starts or goes on late must not run the node.
-func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, add func(note)) error {
+func (r *MemberRunReconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, add func(note)) error {
 	if len(c.StartTimedOut) == 0 {
 		return nil
 	}
@@ -209,7 +209,7 @@ func (r *Reconciler) deleteTimedOut(ctx context.Context, cj *fleetv1.ClusterJob,
 // startGroup creates the Jobs of the group d starts in the cluster (no
 // more than d.Limit of them when d is Limited), and returns the nodes it
 // created Jobs for and those it skipped.
-func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, d member.Decision, add func(note)) ([]string, []plan.SkippedNode, error) {
+func (r *MemberRunReconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, d member.Decision, add func(note)) ([]string, []plan.SkippedNode, error) {
 	g := d.Start
 	m, _ := r.Members.Member(c.Name)
 	sm, ok := r.member(ctx, cj, m)
@@ -283,7 +283,7 @@ func (r *Reconciler) startGroup(ctx context.Context, cj *fleetv1.ClusterJob, c *
 // state, before any write of the record. Exit codes are the record's
 // detail, not its point: a pod that cannot be read never holds the record
 // back.
-func (r *Reconciler) readExitCodes(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster) {
+func (r *MemberRunReconciler) readExitCodes(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster) {
 	if !c.State.Planned || c.Error != nil || !c.Reachable {
 		return
 	}
@@ -310,7 +310,7 @@ func nodeStartTimeout(cj *fleetv1.ClusterJob) time.Duration {
 
 // emit sends the notes, and the run's end, after the ClusterJob's status
 // was written: an event never tells of a state the API does not show.
-func (r *Reconciler) emit(cj *fleetv1.ClusterJob, notes []note, prevPhase fleetv1.Phase) {
+func (r *ClusterJobReconciler) emit(cj *fleetv1.ClusterJob, notes []note, prevPhase fleetv1.Phase) {
 	if !prevPhase.IsFinished() && cj.Status.Phase.IsFinished() {
 		kind, cond := corev1.EventTypeNormal, fleetv1.ConditionComplete
 		if cj.Status.Phase == fleetv1.PhaseFailed {
@@ -329,7 +329,7 @@ func (r *Reconciler) emit(cj *fleetv1.ClusterJob, notes []note, prevPhase fleetv
 // emitNotes sends the notes as events on the ClusterJob, where a person
 // running it looks: `kubectl describe clusterjob`. cluster is the member
 // the notes are about, "" for the whole run.
-func (r *Reconciler) emitNotes(cj *fleetv1.ClusterJob, cluster string, notes []note) {
+func (r *shared) emitNotes(cj *fleetv1.ClusterJob, cluster string, notes []note) {
 	if r.Recorder == nil {
 		return
 	}

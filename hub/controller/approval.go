@@ -33,7 +33,7 @@ import (
 // none. The labels are the registration Secrets', as selection reads them:
 // the same on every replica of the hub, and there before any replica
 // connected to the cluster.
-func (r *Reconciler) withCanaryLabels(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleet.MemberRun) error {
+func (r *ClusterJobReconciler) withCanaryLabels(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleet.MemberRun) error {
 	if a := cj.Spec.Approval; a == nil || a.CanarySelector == nil {
 		return nil
 	}

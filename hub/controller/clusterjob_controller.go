@@ -126,10 +126,11 @@ type Options struct {
 	Clock clock.PassiveClock
 }
 
-// Reconciler runs ClusterJobs across the fleet: one fleet reconciler over
-// ClusterJobs and one member reconciler over MemberRuns, sharing the
-// registry, the options and the hub client.
-type Reconciler struct {
+// shared is what the hub's two reconcilers share: the managers and clients,
+// the member registry, the options and the clock. Its methods are the
+// reads both make (registrations, bound cluster sets) and the bounded
+// writes and events.
+type shared struct {
 	Manager mcmanager.Manager
 	Hub     client.Client
 	// HubReader reads from the hub's API server, not a cache.
@@ -138,6 +139,25 @@ type Reconciler struct {
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	Options   Options
+}
+
+// ClusterJobReconciler runs each ClusterJob across the fleet: it selects
+// the clusters, creates their MemberRuns, admits and halts them, writes
+// the ClusterJob's status from theirs, and ends the run. Sharded, only the
+// leader runs it.
+type ClusterJobReconciler struct {
+	*shared
+	// members is the member reconciler of this replica, whose record of
+	// the hand-offs a run's end clears.
+	members *MemberRunReconciler
+}
+
+// MemberRunReconciler runs a ClusterJob in one member cluster per
+// MemberRun: it observes the run there, decides, starts groups, records
+// the results and writes the MemberRun's status. Sharded, every replica
+// runs it for the members it serves.
+type MemberRunReconciler struct {
+	*shared
 	// Shard, when set, says which member clusters this replica of the hub
 	// serves: it runs the MemberRuns of those only (nil: every one).
 	Shard Ownership
@@ -184,7 +204,7 @@ type fenced interface {
 }
 
 // fence is when this replica's writes to cluster end, if they do.
-func (r *Reconciler) fence(cluster string) (time.Time, bool) {
+func (r *MemberRunReconciler) fence(cluster string) (time.Time, bool) {
 	if f, ok := r.Shard.(fenced); ok {
 		return f.Until(cluster)
 	}
@@ -192,14 +212,14 @@ func (r *Reconciler) fence(cluster string) (time.Time, bool) {
 }
 
 // owns says whether this replica runs the MemberRuns of cluster.
-func (r *Reconciler) owns(cluster string) bool {
+func (r *MemberRunReconciler) owns(cluster string) bool {
 	return r.Shard == nil || r.Shard.Owns(cluster)
 }
 
 // reconcileClusterJob fetches the ClusterJob and its MemberRuns, creates
 // them when the run starts, decides for the fleet, admits and halts
 // MemberRuns, writes the ClusterJob's status once, then records the events.
-func (r *Reconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+func (r *ClusterJobReconciler) reconcileClusterJob(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
 	cj := &fleetv1.ClusterJob{}
 	if err := r.Hub.Get(ctx, req.NamespacedName, cj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -242,7 +262,7 @@ type fleetScope struct {
 // observeFleet reads the run's MemberRuns, records its selection the first
 // time and creates the MemberRuns missing, and reads the fleet's input. A
 // nil scope ends the reconcile with the result and error returned.
-func (r *Reconciler) observeFleet(ctx context.Context, cj *fleetv1.ClusterJob) (*fleetScope, ctrl.Result, error) {
+func (r *ClusterJobReconciler) observeFleet(ctx context.Context, cj *fleetv1.ClusterJob) (*fleetScope, ctrl.Result, error) {
 	runs, err := r.memberRuns(ctx, cj)
 	if err != nil {
 		return nil, ctrl.Result{}, err
@@ -277,7 +297,7 @@ func (r *Reconciler) observeFleet(ctx context.Context, cj *fleetv1.ClusterJob) (
 
 // actOnFleet admits and halts MemberRuns as decided, and suspends the run
 // when a failure budget says so; the notes are the events of what it did.
-func (r *Reconciler) actOnFleet(ctx context.Context, cj *fleetv1.ClusterJob, s *fleetScope, decision fleet.Decision) ([]note, error) {
+func (r *ClusterJobReconciler) actOnFleet(ctx context.Context, cj *fleetv1.ClusterJob, s *fleetScope, decision fleet.Decision) ([]note, error) {
 	if err := r.admitAndHalt(ctx, s.runs, decision); err != nil {
 		return nil, err
 	}
@@ -300,7 +320,7 @@ func (r *Reconciler) actOnFleet(ctx context.Context, cj *fleetv1.ClusterJob, s *
 
 // writeFleetStatus writes the ClusterJob's status once, then counts and
 // records what its transitions say.
-func (r *Reconciler) writeFleetStatus(ctx context.Context, cj *fleetv1.ClusterJob, s *fleetScope, decision fleet.Decision, notes []note) (ctrl.Result, error) {
+func (r *ClusterJobReconciler) writeFleetStatus(ctx context.Context, cj *fleetv1.ClusterJob, s *fleetScope, decision fleet.Decision, notes []note) (ctrl.Result, error) {
 	status := fleet.Status(s.in, decision, &cj.Status, cj.Generation)
 	prevPhase, prevConditions := cj.Status.Phase, cj.Status.Conditions
 	// Counted on the condition's transition, which the optimistic lock on
@@ -326,7 +346,7 @@ func (r *Reconciler) writeFleetStatus(ctx context.Context, cj *fleetv1.ClusterJo
 		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ReasonFailureBudgetExceeded, "stopping the run: " + decision.Halt.Message})
 	}
 	if cj.Status.Phase.IsFinished() {
-		r.finishes.forget(naming.LabelValue(string(cj.UID)))
+		r.members.finishes.forget(naming.LabelValue(string(cj.UID)))
 	}
 	if len(s.leftOut) > 0 {
 		notes = append(notes, note{corev1.EventTypeWarning, fleetv1.ConditionClustersLeftOut, fleet.LeftOutMessage(s.leftOut)})
@@ -344,7 +364,7 @@ func (r *Reconciler) writeFleetStatus(ctx context.Context, cj *fleetv1.ClusterJo
 // and those of a run an older hub started, which did not record them.
 // refused says why a retry cannot start, unbound that the namespace has
 // no binding; leftOut are the clusters selected beyond MaxClusters.
-func (r *Reconciler) ensureSelection(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) (leftOut []string, refused string, unbound bool, err error) {
+func (r *ClusterJobReconciler) ensureSelection(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) (leftOut []string, refused string, unbound bool, err error) {
 	var names []string
 	switch {
 	case len(cj.Status.SelectedClusters) > 0:
@@ -381,7 +401,7 @@ func selected(cj *fleetv1.ClusterJob) bool {
 // suspend sets the ClusterJob's spec.suspend, as its failurePolicy asks
 // when a budget is exceeded. The optimistic lock keeps a person's edit
 // made meanwhile: the next reconcile decides again.
-func (r *Reconciler) suspend(ctx context.Context, cj *fleetv1.ClusterJob) error {
+func (r *ClusterJobReconciler) suspend(ctx context.Context, cj *fleetv1.ClusterJob) error {
 	patch := client.MergeFromWithOptions(cj.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	cj.Spec.Suspend = ptr.To(true)
 	if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Patch(ctx, cj, patch) }); err != nil {
@@ -390,7 +410,7 @@ func (r *Reconciler) suspend(ctx context.Context, cj *fleetv1.ClusterJob) error 
 	return nil
 }
 
-func (r *Reconciler) ensureFinalizer(ctx context.Context, cj *fleetv1.ClusterJob) error {
+func (r *ClusterJobReconciler) ensureFinalizer(ctx context.Context, cj *fleetv1.ClusterJob) error {
 	if controllerutil.ContainsFinalizer(cj, Finalizer) {
 		return nil
 	}
@@ -401,7 +421,7 @@ func (r *Reconciler) ensureFinalizer(ctx context.Context, cj *fleetv1.ClusterJob
 
 // writeStatus patches the status with an optimistic lock, and not at all
 // when nothing changed: a lost race retries with fresh state.
-func (r *Reconciler) writeStatus(ctx context.Context, cj *fleetv1.ClusterJob, status fleetv1.ClusterJobStatus) error {
+func (r *ClusterJobReconciler) writeStatus(ctx context.Context, cj *fleetv1.ClusterJob, status fleetv1.ClusterJobStatus) error {
 	if apiequality.Semantic.DeepEqual(cj.Status, status) {
 		return nil
 	}
@@ -415,7 +435,7 @@ func (r *Reconciler) writeStatus(ctx context.Context, cj *fleetv1.ClusterJob, st
 
 // hubWrite bounds a write to the hub: reads come from the cache, but a hub
 // API server that hangs must not hold a worker forever.
-func (r *Reconciler) hubWrite(ctx context.Context, write func(context.Context) error) error {
+func (r *shared) hubWrite(ctx context.Context, write func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, hubWriteTimeout)
 	defer cancel()
 	return write(ctx)

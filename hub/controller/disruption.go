@@ -59,7 +59,7 @@ func disrupted(st spoke.State) int {
 // member, when this reconcile read it. A run that could not be read keeps
 // its last count: nothing starts a node there without the hub, so the
 // count can only be too high, never too low.
-func (r *Reconciler) observeDisruption(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, c member.Cluster) {
+func (r *MemberRunReconciler) observeDisruption(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, c member.Cluster) {
 	if !cj.Spec.DisruptsNodes() || !c.Engaged || !c.Reachable || c.Error != nil || !c.State.Planned {
 		return
 	}
@@ -73,7 +73,7 @@ func (r *Reconciler) observeDisruption(cj *fleetv1.ClusterJob, mr *fleetv1.Membe
 // as an error of the cluster's work: retried, and failing the cluster past
 // --member-error-timeout, so that no run waits on it forever; so does a
 // grant a sharded hub could not share with its other replicas.
-func (r *Reconciler) grantDisruption(ctx context.Context, cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, in *member.Input, d *member.Decision) {
+func (r *MemberRunReconciler) grantDisruption(ctx context.Context, cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, in *member.Input, d *member.Decision) {
 	c := &in.Cluster
 	if !cj.Spec.DisruptsNodes() || d.Start == member.NoGroup || d.DrainOnly {
 		return
@@ -110,7 +110,7 @@ func (r *Reconciler) grantDisruption(ctx context.Context, cj *fleetv1.ClusterJob
 
 // disruptionCaps are the limits of the budgets selecting cluster, from the
 // hub's cache.
-func (r *Reconciler) disruptionCaps(ctx context.Context, cluster string) ([]disruption.Cap, error) {
+func (r *MemberRunReconciler) disruptionCaps(ctx context.Context, cluster string) ([]disruption.Cap, error) {
 	var budgets fleetv1.FleetDisruptionBudgetList
 	if err := r.Hub.List(ctx, &budgets); err != nil {
 		return nil, fmt.Errorf("listing FleetDisruptionBudgets: %w", err)
@@ -130,7 +130,7 @@ func (r *Reconciler) disruptionCaps(ctx context.Context, cluster string) ([]disr
 // and the node counts their MemberClusters show (none yet: 0). Neither is
 // this replica's registry, which on a sharded hub knows only the clusters
 // it serves.
-func (r *Reconciler) disruptionClusters(ctx context.Context) (map[string]disruption.Cluster, error) {
+func (r *MemberRunReconciler) disruptionClusters(ctx context.Context) (map[string]disruption.Cluster, error) {
 	var mcs fleetv1.MemberClusterList
 	if err := r.Hub.List(ctx, &mcs, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing MemberClusters: %w", err)
@@ -156,7 +156,7 @@ func (r *Reconciler) disruptionClusters(ctx context.Context) (map[string]disrupt
 // runs in the budgets' clusters that the ledger has not observed since the
 // hub started, as their last written rows say: after a restart, a budget
 // is not granted as if they disrupted nothing.
-func (r *Reconciler) disruptionStandIns(ctx context.Context, caps []disruption.Cap) (map[disruption.Key]int, error) {
+func (r *MemberRunReconciler) disruptionStandIns(ctx context.Context, caps []disruption.Cap) (map[disruption.Key]int, error) {
 	var runs fleetv1.MemberRunList
 	if err := r.Hub.List(ctx, &runs, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("listing MemberRuns: %w", err)
@@ -227,7 +227,7 @@ func (b *budgetRelay) NeedLeaderElection() bool { return !b.everyReplica }
 // toHeldRuns wakes, through the budget relay, the runs a budget held back
 // when any FleetDisruptionBudget changes: a cap raised or a budget deleted
 // may give them room.
-func (r *Reconciler) toHeldRuns(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+func (r *MemberRunReconciler) toHeldRuns(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 	return handler.TypedEnqueueRequestsFromMapFunc(func(context.Context, client.Object) []mcreconcile.Request {
 		r.ledger.Wake()
 		return nil
@@ -246,7 +246,7 @@ const (
 // budgetStatus writes what the ledger counts into each
 // FleetDisruptionBudget's status, so that `kubectl get fdb` shows how many
 // nodes are disrupted under each and how many runs wait for it.
-type budgetStatus struct{ r *Reconciler }
+type budgetStatus struct{ r *MemberRunReconciler }
 
 // Start writes until ctx ends.
 func (b *budgetStatus) Start(ctx context.Context) error {

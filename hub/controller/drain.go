@@ -37,7 +37,7 @@ import (
 // tenancy), or the hub's identity there lacks a permission a drain needs,
 // as the member's access review says. Either fails the cluster at once,
 // DrainNotAllowed, naming what is missing; no node is touched.
-func (r *Reconciler) checkDrainAccess(ctx context.Context, cj *fleetv1.ClusterJob, m clusters.Member, cl client.Client) error {
+func (r *MemberRunReconciler) checkDrainAccess(ctx context.Context, cj *fleetv1.ClusterJob, m clusters.Member, cl client.Client) error {
 	if !cj.Spec.Drains() {
 		return nil
 	}
@@ -72,7 +72,7 @@ func (r *Reconciler) checkDrainAccess(ctx context.Context, cj *fleetv1.ClusterJo
 // done with (all of them when all is set: the run ends there), uncordoning
 // them unless the drain's options keep them cordoned. It returns how many
 // are left to release.
-func (r *Reconciler) releaseNodes(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, all bool) (int, error) {
+func (r *MemberRunReconciler) releaseNodes(ctx context.Context, cj *fleetv1.ClusterJob, c *member.Cluster, all bool) (int, error) {
 	if !cj.Spec.Drains() || !all && len(c.State.Cordoned) == 0 || !c.Engaged || !c.Reachable || !c.State.Planned {
 		return len(c.State.Cordoned), nil
 	}

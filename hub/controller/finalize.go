@@ -51,7 +51,7 @@ const cleanupRetry = 5 * time.Second
 // false) is let go without a call to any member: its finalizer and UID are
 // not the hub's to act on, and the run of a ClusterJob that is gone is
 // garbage collection's.
-func (r *Reconciler) finalizeMemberRun(ctx context.Context, mr *fleetv1.MemberRun, ours bool) (ctrl.Result, error) {
+func (r *MemberRunReconciler) finalizeMemberRun(ctx context.Context, mr *fleetv1.MemberRun, ours bool) (ctrl.Result, error) {
 	if ours {
 		// A copy naming the run's UID must not reset the run's bounds.
 		r.starts.forget(watchKey(mr.Spec.ClusterJobUID, mr.Spec.Cluster))
@@ -111,7 +111,7 @@ func (c cleanResult) String() string {
 }
 
 // cleanMember deletes the run from one member.
-func (r *Reconciler) cleanMember(ctx context.Context, uid types.UID, m clusters.Member) cleanResult {
+func (r *MemberRunReconciler) cleanMember(ctx context.Context, uid types.UID, m clusters.Member) cleanResult {
 	cl, ok := r.engaged(ctx, m)
 	if !ok || !m.Reachable {
 		return cleanResult{}

@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	mcmanager "sigs.k8s.io/multicluster-runtime/pkg/manager"
 
 	fleetv1 "github.com/fleetjob/fleetjob/api/v1alpha1"
@@ -55,36 +57,45 @@ func DefaultOptions() Options {
 // members: mgr itself, or a wrapper of it in tests. cmd/fleetjob-hub and
 // the envtest suites both wire the hub with it, so that what main runs is
 // what envtest covers.
-func SetupHub(ctx context.Context, mgr, members mcmanager.Manager, provider *clusters.Provider, opts Options) (*Reconciler, error) {
+func SetupHub(ctx context.Context, mgr, members mcmanager.Manager, provider *clusters.Provider, opts Options) error {
 	local := mgr.GetLocalManager()
 	recorder := local.GetEventRecorder("fleetjob-hub")
 	provider.SetRecorder(recorder)
-	r := &Reconciler{
+	h := &shared{
 		Manager: members, Hub: local.GetClient(), HubReader: local.GetAPIReader(), Members: provider,
 		Recorder: recorder, Clock: opts.Clock, Options: opts,
 	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
+	if h.Clock == nil {
+		h.Clock = clock.RealClock{}
 	}
+	runs := &MemberRunReconciler{shared: h}
+	// Unsharded, the member registry's changes wake the ClusterJobs
+	// through the member reconciler's relay.
+	var wakeJobs chan event.TypedGenericEvent[client.Object]
 	s := provider.Sharded()
 	if s != nil {
-		r.Shard = s
-		r.grants = newSharedGrants(local.GetClient(), local.GetAPIReader(), opts.RegistrationNamespace, s)
+		runs.Shard = s
+		runs.grants = newSharedGrants(local.GetClient(), local.GetAPIReader(), opts.RegistrationNamespace, s)
+	} else {
+		wakeJobs = make(chan event.TypedGenericEvent[client.Object])
 	}
-	if err := r.SetupWithManager(ctx); err != nil {
-		return nil, err
+	if err := runs.SetupWithManager(ctx, wakeJobs); err != nil {
+		return err
+	}
+	if err := (&ClusterJobReconciler{shared: h, members: runs}).SetupWithManager(ctx, wakeJobs); err != nil {
+		return err
 	}
 	if s != nil {
 		// A new session is published anew: the old one's section no
 		// longer counts for the other replicas.
-		s.Subscribe(r.ledger.Republish)
+		s.Subscribe(runs.ledger.Republish)
 	}
 	if err := provider.SetupWithManager(mgr); err != nil {
-		return nil, err
+		return err
 	}
 	sets := &ClusterSetReconciler{Hub: local.GetClient(), RegistrationNamespace: opts.RegistrationNamespace}
 	if err := sets.SetupWithManager(local); err != nil {
-		return nil, err
+		return err
 	}
-	return r, nil
+	return nil
 }

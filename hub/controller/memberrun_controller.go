@@ -51,7 +51,7 @@ type memberRunScope struct {
 // MemberRun and its ClusterJob from the hub's cache, observes that member
 // only, decides, acts, writes the MemberRun's status once, then records
 // the events.
-func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
+func (r *MemberRunReconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Request) (ctrl.Result, error) {
 	ctx, s, res, err := r.fetchMemberRun(ctx, req)
 	if s == nil {
 		return res, err
@@ -76,7 +76,7 @@ func (r *Reconciler) reconcileMemberRun(ctx context.Context, req mcreconcile.Req
 // with every MemberRun that is not to be run now: one another replica
 // serves, one being deleted, refused, or finished. It returns a scope only
 // for a run to go on with, and the context with the run's log values.
-func (r *Reconciler) fetchMemberRun(ctx context.Context, req mcreconcile.Request) (context.Context, *memberRunScope, ctrl.Result, error) {
+func (r *MemberRunReconciler) fetchMemberRun(ctx context.Context, req mcreconcile.Request) (context.Context, *memberRunScope, ctrl.Result, error) {
 	key := req.NamespacedName
 	if !r.owns(string(req.ClusterName)) {
 		// Another replica serves the cluster and writes the run's row;
@@ -127,7 +127,7 @@ func (r *Reconciler) fetchMemberRun(ctx context.Context, req mcreconcile.Request
 // actInMember observes the run's member, decides (member.Decide, with the
 // disruption budgets' grant) and acts there; the notes are the events of
 // what it did.
-func (r *Reconciler) actInMember(ctx context.Context, s *memberRunScope) (member.Input, member.Decision, []note) {
+func (r *MemberRunReconciler) actInMember(ctx context.Context, s *memberRunScope) (member.Input, member.Decision, []note) {
 	c := r.observeCluster(ctx, s.cj, s.mr.Spec.Cluster, previousRow(s.cj, s.mr))
 	c.RetryOf = s.mr.Spec.RetryOf
 	in := r.memberInput(s.cj, s.mr, c)
@@ -144,7 +144,7 @@ func (r *Reconciler) actInMember(ctx context.Context, s *memberRunScope) (member
 // memberRunRow is the MemberRun's status after act: its row (drained
 // nodes released when the run ends), the node results it publishes, and
 // when to look again. After act: what act failed at is retried too.
-func (r *Reconciler) memberRunRow(ctx context.Context, s *memberRunScope, in *member.Input, decision member.Decision) (fleetv1.ClusterStatus, *fleetv1.NodeResults, time.Duration) {
+func (r *MemberRunReconciler) memberRunRow(ctx context.Context, s *memberRunScope, in *member.Input, decision member.Decision) (fleetv1.ClusterStatus, *fleetv1.NodeResults, time.Duration) {
 	requeue := member.RequeueAfter(*in)
 	row := member.Status(*in, decision)
 	if row.Phase.IsFinished() && s.cj.Spec.Drains() {
@@ -160,7 +160,7 @@ func (r *Reconciler) memberRunRow(ctx context.Context, s *memberRunScope, in *me
 // memberRunWritten does what follows a status write: a finished run's
 // state forgotten and its last group observed (once: the write that
 // finished the row won its optimistic lock), the metrics, and the events.
-func (r *Reconciler) memberRunWritten(s *memberRunScope, in member.Input, row fleetv1.ClusterStatus, exceeded bool, notes []note) {
+func (r *MemberRunReconciler) memberRunWritten(s *memberRunScope, in member.Input, row fleetv1.ClusterStatus, exceeded bool, notes []note) {
 	if row.Phase.IsFinished() {
 		// Never reconciled again but to be deleted.
 		r.starts.forget(watchKey(s.mr.Spec.ClusterJobUID, s.mr.Spec.Cluster))
@@ -182,7 +182,7 @@ func (r *Reconciler) memberRunWritten(s *memberRunScope, in member.Input, row fl
 // clusterJobOf is the MemberRun's ClusterJob from the cache, or nil when it
 // is gone or another ClusterJob now has its name. Absence is confirmed with
 // the hub's API server: a ClusterJob created a moment ago may not be cached.
-func (r *Reconciler) clusterJobOf(ctx context.Context, mr *fleetv1.MemberRun) (*fleetv1.ClusterJob, error) {
+func (r *MemberRunReconciler) clusterJobOf(ctx context.Context, mr *fleetv1.MemberRun) (*fleetv1.ClusterJob, error) {
 	key := types.NamespacedName{Namespace: mr.Namespace, Name: mr.Spec.ClusterJob}
 	cj := &fleetv1.ClusterJob{}
 	err := r.Hub.Get(ctx, key, cj)
@@ -213,7 +213,7 @@ const awaitSelection = 5 * time.Second
 // UID) selected, under the one name the hub gives it (fromFleet). A
 // selection the cache does not show yet is read from the hub's API server:
 // the fleet records it just before it creates the MemberRuns.
-func (r *Reconciler) ownerRun(ctx context.Context, mr *fleetv1.MemberRun) (*fleetv1.ClusterJob, string, error) {
+func (r *MemberRunReconciler) ownerRun(ctx context.Context, mr *fleetv1.MemberRun) (*fleetv1.ClusterJob, string, error) {
 	cj, err := r.clusterJobOf(ctx, mr)
 	if err != nil || cj == nil {
 		return nil, fleetv1.ReasonClusterJobNotFound, err
@@ -245,7 +245,7 @@ func (r *Reconciler) ownerRun(ctx context.Context, mr *fleetv1.MemberRun) (*flee
 
 // refuseRun says on the MemberRun why the hub does not run it, and does
 // nothing else: no member is read or written for it.
-func (r *Reconciler) refuseRun(ctx context.Context, mr *fleetv1.MemberRun, why string) (ctrl.Result, error) {
+func (r *MemberRunReconciler) refuseRun(ctx context.Context, mr *fleetv1.MemberRun, why string) (ctrl.Result, error) {
 	var msg string
 	switch why {
 	case fleetv1.ReasonClusterJobNotFound:
@@ -280,7 +280,7 @@ func (r *Reconciler) refuseRun(ctx context.Context, mr *fleetv1.MemberRun, why s
 	return ctrl.Result{RequeueAfter: requeue}, nil
 }
 
-func (r *Reconciler) memberInput(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, c member.Cluster) member.Input {
+func (r *MemberRunReconciler) memberInput(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun, c member.Cluster) member.Input {
 	return member.Input{
 		Spec: &cj.Spec, Cluster: c, Admitted: mr.Spec.Admitted, Halt: mr.Spec.Halt, AcceptedFailures: int(mr.Spec.AcceptedFailures), Now: r.Clock.Now(),
 		UnreachableTimeout:   r.Options.UnreachableTimeout,
@@ -307,7 +307,7 @@ func previousRow(cj *fleetv1.ClusterJob, mr *fleetv1.MemberRun) *fleetv1.Cluster
 
 // writeRunStatus patches the MemberRun's status with an optimistic lock,
 // and not at all when nothing changed.
-func (r *Reconciler) writeRunStatus(ctx context.Context, mr *fleetv1.MemberRun, row fleetv1.ClusterStatus, results *fleetv1.NodeResults) error {
+func (r *MemberRunReconciler) writeRunStatus(ctx context.Context, mr *fleetv1.MemberRun, row fleetv1.ClusterStatus, results *fleetv1.NodeResults) error {
 	status := *mr.Status.DeepCopy()
 	status.SetRow(row)
 	status.NodeResults = results
@@ -329,7 +329,7 @@ func (r *Reconciler) writeRunStatus(ctx context.Context, mr *fleetv1.MemberRun, 
 // again. While some are left, the row stays as it was with the error, and
 // the release is retried; past --member-error-timeout the cluster fails
 // anyway, and the nodes left cordoned are named in an event.
-func (r *Reconciler) releaseAtEnd(ctx context.Context, cj *fleetv1.ClusterJob, in *member.Input, d member.Decision, row fleetv1.ClusterStatus, requeue time.Duration) (fleetv1.ClusterStatus, time.Duration) {
+func (r *MemberRunReconciler) releaseAtEnd(ctx context.Context, cj *fleetv1.ClusterJob, in *member.Input, d member.Decision, row fleetv1.ClusterStatus, requeue time.Duration) (fleetv1.ClusterStatus, time.Duration) {
 	left, err := r.releaseNodes(ctx, cj, &in.Cluster, true)
 	if left == 0 && err == nil {
 		return row, requeue

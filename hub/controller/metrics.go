@@ -79,7 +79,7 @@ func init() {
 
 // countDeriveMisses adds to deriveMisses the misses r's derivations found
 // since the last call.
-func (r *Reconciler) countDeriveMisses() {
+func (r *MemberRunReconciler) countDeriveMisses() {
 	n := r.derivations.Misses()
 	if old := r.deriveMisses.Swap(n); n > old {
 		deriveMisses.Add(float64(n - old))

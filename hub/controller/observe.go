@@ -35,7 +35,7 @@ import (
 
 // observeCluster reads the run in one member: the registry's view of it and
 // the run's plan, Jobs and record from its cache.
-func (r *Reconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob, name string, prev *fleetv1.ClusterStatus) member.Cluster {
+func (r *MemberRunReconciler) observeCluster(ctx context.Context, cj *fleetv1.ClusterJob, name string, prev *fleetv1.ClusterStatus) member.Cluster {
 	c := member.Cluster{Name: name, Previous: prev}
 	m, ok := r.Members.Member(name)
 	if !ok {
@@ -152,7 +152,7 @@ func planLost(ctx context.Context, sm spoke.Member) (lost bool, left int, err er
 
 // unknownMember tells a registration the registry has not seen yet (just
 // created, or the controller just started) from one that is gone.
-func (r *Reconciler) unknownMember(ctx context.Context, name string) string {
+func (r *MemberRunReconciler) unknownMember(ctx context.Context, name string) string {
 	secret := &corev1.Secret{}
 	err := r.Hub.Get(ctx, client.ObjectKey{Namespace: r.Options.RegistrationNamespace, Name: name}, secret)
 	if err == nil && secret.DeletionTimestamp.IsZero() && secret.Labels[fleetv1.RegistrationLabel] == "true" {
@@ -162,7 +162,7 @@ func (r *Reconciler) unknownMember(ctx context.Context, name string) string {
 }
 
 // engaged returns m's cluster while the hub has it engaged.
-func (r *Reconciler) engaged(ctx context.Context, m clusters.Member) (cluster.Cluster, bool) {
+func (r *MemberRunReconciler) engaged(ctx context.Context, m clusters.Member) (cluster.Cluster, bool) {
 	if !m.Engaged {
 		return nil, false
 	}
@@ -173,7 +173,7 @@ func (r *Reconciler) engaged(ctx context.Context, m clusters.Member) (cluster.Cl
 // member returns cj's run in the engaged member m: read through the
 // member's cache and its informers, written and read live through its API
 // server, with the hub's caches of plans, records and derived states.
-func (r *Reconciler) member(ctx context.Context, cj *fleetv1.ClusterJob, m clusters.Member) (spoke.Member, bool) {
+func (r *MemberRunReconciler) member(ctx context.Context, cj *fleetv1.ClusterJob, m clusters.Member) (spoke.Member, bool) {
 	cl, ok := r.engaged(ctx, m)
 	if !ok {
 		return spoke.Member{}, false
@@ -192,6 +192,6 @@ func (r *Reconciler) member(ctx context.Context, cj *fleetv1.ClusterJob, m clust
 // MemberRuns or members are neither walked one by one nor all at once. Every
 // fn runs, even once the reconcile's context is done: callers read a result
 // for each, and fn bounds its own work.
-func (r *Reconciler) forEach(n int, fn func(i int)) {
+func (r *shared) forEach(n int, fn func(i int)) {
 	workqueue.ParallelizeUntil(context.Background(), max(1, r.Options.Parallelism), n, fn)
 }

@@ -68,7 +68,7 @@ func TestRunRequestsOnlyOwned(t *testing.T) {
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
-			r := &Reconciler{Hub: hub, Shard: tc.shard}
+			r := &MemberRunReconciler{shared: &shared{Hub: hub}, Shard: tc.shard}
 			var got []string
 			for _, req := range r.runRequests(context.Background()) {
 				got = append(got, string(req.ClusterName))
@@ -114,7 +114,7 @@ func TestReconcileMemberRunOfAnotherReplica(t *testing.T) {
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	}).Build()
-	r := &Reconciler{Hub: hub, Shard: owning{"eu-1": true}, ledger: disruption.NewLedger()}
+	r := &MemberRunReconciler{shared: &shared{Hub: hub}, Shard: owning{"eu-1": true}, ledger: disruption.NewLedger()}
 	key := disruptionKey(mr)
 	r.ledger.Observe(key, 2)
 	r.held.hold(key.Run, []note{{reason: "Held"}})

@@ -41,7 +41,7 @@ import (
 // and eu-2 (no MemberCluster yet), one being deleted, a Secret that is
 // no registration, and the MemberCluster of a cluster no longer registered;
 // listErr, when set, fails every list of Secrets.
-func fleetHub(t *testing.T, listErr error) *Reconciler {
+func fleetHub(t *testing.T, listErr error) *shared {
 	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -74,7 +74,7 @@ func fleetHub(t *testing.T, listErr error) *Reconciler {
 	}).Build()
 	// The registry knows no cluster: as on a replica of a sharded hub that
 	// serves none of them, or on a hub that just started.
-	return &Reconciler{Hub: hub, Members: clusters.New(clusters.Options{Namespace: testRegistrationNamespace}),
+	return &shared{Hub: hub, Members: clusters.New(clusters.Options{Namespace: testRegistrationNamespace}),
 		Options: Options{RegistrationNamespace: testRegistrationNamespace}}
 }
 
@@ -90,7 +90,7 @@ func TestCanaryLabelsFromRegistrations(t *testing.T) {
 	}
 
 	got := runs()
-	if err := fleetHub(t, nil).withCanaryLabels(context.Background(), canary, got); err != nil {
+	if err := (&ClusterJobReconciler{shared: fleetHub(t, nil)}).withCanaryLabels(context.Background(), canary, got); err != nil {
 		t.Fatalf("withCanaryLabels() = %v", err)
 	}
 	want := []fleet.MemberRun{
@@ -103,10 +103,10 @@ func TestCanaryLabelsFromRegistrations(t *testing.T) {
 	}
 
 	got = runs()
-	if err := fleetHub(t, nil).withCanaryLabels(context.Background(), &fleetv1.ClusterJob{}, got); err != nil || got[0].Labels != nil {
+	if err := (&ClusterJobReconciler{shared: fleetHub(t, nil)}).withCanaryLabels(context.Background(), &fleetv1.ClusterJob{}, got); err != nil || got[0].Labels != nil {
 		t.Errorf("without a canary selector: error %v, labels %v; want none", err, got[0].Labels)
 	}
-	if err := fleetHub(t, errors.New("the cache is gone")).withCanaryLabels(context.Background(), canary, runs()); err == nil {
+	if err := (&ClusterJobReconciler{shared: fleetHub(t, errors.New("the cache is gone"))}).withCanaryLabels(context.Background(), canary, runs()); err == nil {
 		t.Error("withCanaryLabels() with the registrations unreadable = nil, want the error")
 	}
 }
@@ -116,7 +116,7 @@ func TestCanaryLabelsFromRegistrations(t *testing.T) {
 // MemberCluster shows (0 before one is published), whatever this replica's
 // registry knows; a MemberCluster without a registration is no cluster.
 func TestDisruptionClustersFromRegistrations(t *testing.T) {
-	got, err := fleetHub(t, nil).disruptionClusters(context.Background())
+	got, err := (&MemberRunReconciler{shared: fleetHub(t, nil)}).disruptionClusters(context.Background())
 	if err != nil {
 		t.Fatalf("disruptionClusters() = %v", err)
 	}
@@ -127,7 +127,7 @@ func TestDisruptionClustersFromRegistrations(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("clusters (-want +got):\n%s", diff)
 	}
-	if _, err := fleetHub(t, errors.New("the cache is gone")).disruptionClusters(context.Background()); err == nil {
+	if _, err := (&MemberRunReconciler{shared: fleetHub(t, errors.New("the cache is gone"))}).disruptionClusters(context.Background()); err == nil {
 		t.Error("disruptionClusters() with the registrations unreadable = nil, want the error")
 	}
 }

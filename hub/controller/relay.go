@@ -40,7 +40,7 @@ import (
 // garbage collection pass over every reachable member every GCInterval
 // catches orphans in members that never reconnect.
 type changeRelay struct {
-	r *Reconciler
+	r *MemberRunReconciler
 	// clusterJobs wakes the fleet reconciler (nil: not from here),
 	// memberRuns the member one.
 	clusterJobs, memberRuns chan<- event.TypedGenericEvent[client.Object]
@@ -124,7 +124,7 @@ func (c *changeRelay) unfinished(ctx context.Context) []mcreconcile.Request {
 // NeedLeaderElection: only the leader acts on members, unless sharded.
 func (c *changeRelay) NeedLeaderElection() bool { return !c.everyReplica }
 
-func (r *Reconciler) memberNames() []string {
+func (r *MemberRunReconciler) memberNames() []string {
 	members := r.Members.Members()
 	names := make([]string, len(members))
 	for i, m := range members {
@@ -138,7 +138,7 @@ func (r *Reconciler) memberNames() []string {
 // cannot cross clusters, so this is how a run deleted while a member was
 // away ends. Another hub's objects are never touched, and a run is deleted
 // only once the hub's API server confirms its ClusterJob is gone.
-func (r *Reconciler) collectGarbage(ctx context.Context, names []string) {
+func (r *MemberRunReconciler) collectGarbage(ctx context.Context, names []string) {
 	r.forEach(len(names), func(i int) {
 		m, ok := r.Members.Member(names[i])
 		if !ok || !m.Engaged || !m.Reachable {
@@ -162,7 +162,7 @@ func (r *Reconciler) collectGarbage(ctx context.Context, names []string) {
 // clusterJobGone tells whether ClusterJob key with UID label uid is gone:
 // the cache answers for the live ones; absence is confirmed with the hub's
 // API server, because a ClusterJob created a moment ago may not be cached.
-func (r *Reconciler) clusterJobGone(ctx context.Context, key types.NamespacedName, uid string) (bool, error) {
+func (r *MemberRunReconciler) clusterJobGone(ctx context.Context, key types.NamespacedName, uid string) (bool, error) {
 	cj := &fleetv1.ClusterJob{}
 	if err := r.Hub.Get(ctx, key, cj); err == nil && naming.LabelValue(string(cj.UID)) == uid {
 		return false, nil

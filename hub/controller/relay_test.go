@@ -63,7 +63,7 @@ func TestClusterJobGone(t *testing.T) {
 	}
 	for name, tc := range testCases {
 		t.Run(name, func(t *testing.T) {
-			r := &Reconciler{Hub: tc.cache}
+			r := &MemberRunReconciler{shared: &shared{Hub: tc.cache}}
 			if tc.live != nil {
 				r.HubReader = tc.live
 			}

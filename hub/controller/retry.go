@@ -35,7 +35,7 @@ import (
 
 // retryTargets are the clusters of a retry: its parent's, or refused says
 // why the parent cannot be retried.
-func (r *Reconciler) retryTargets(ctx context.Context, cj *fleetv1.ClusterJob) (targets []fleet.RetryTarget, parent *fleetv1.ClusterJob, refused string, err error) {
+func (r *ClusterJobReconciler) retryTargets(ctx context.Context, cj *fleetv1.ClusterJob) (targets []fleet.RetryTarget, parent *fleetv1.ClusterJob, refused string, err error) {
 	if parent, err = r.parentOf(ctx, cj); err != nil {
 		return nil, nil, "", err
 	}
@@ -52,7 +52,7 @@ func (r *Reconciler) retryTargets(ctx context.Context, cj *fleetv1.ClusterJob) (
 // selectRetry selects a retry's clusters: its parent's, each MemberRun
 // naming the parent's run there. refused says why the parent cannot be
 // retried; nothing is selected then.
-func (r *Reconciler) selectRetry(ctx context.Context, cj *fleetv1.ClusterJob) (names []string, refused string, err error) {
+func (r *ClusterJobReconciler) selectRetry(ctx context.Context, cj *fleetv1.ClusterJob) (names []string, refused string, err error) {
 	targets, _, refused, err := r.retryTargets(ctx, cj)
 	if err != nil || refused != "" {
 		return nil, refused, err
@@ -70,7 +70,7 @@ func (r *Reconciler) selectRetry(ctx context.Context, cj *fleetv1.ClusterJob) (n
 // setRetryOf sets, on the MemberRuns of a retry about to be created, the
 // parent's run in their cluster. A cluster an older hub started has its
 // plan already: it needs no parent's.
-func (r *Reconciler) setRetryOf(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) error {
+func (r *ClusterJobReconciler) setRetryOf(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) error {
 	started := func(mr *fleetv1.MemberRun) bool {
 		old := legacyRow(cj, mr.Spec.Cluster)
 		return old != nil && old.StartTime != nil
@@ -105,7 +105,7 @@ func (r *Reconciler) setRetryOf(ctx context.Context, cj *fleetv1.ClusterJob, run
 // registry, which may not know the cluster yet (the hub just started, a
 // cluster re-registered into another set): a cluster whose registration
 // is gone is refused, and one that cannot be read is an error, retried.
-func (r *Reconciler) unboundTarget(ctx context.Context, namespace string, targets []fleet.RetryTarget) (string, error) {
+func (r *ClusterJobReconciler) unboundTarget(ctx context.Context, namespace string, targets []fleet.RetryTarget) (string, error) {
 	if !r.Options.Tenancy {
 		return "", nil
 	}
@@ -134,7 +134,7 @@ func (r *Reconciler) unboundTarget(ctx context.Context, namespace string, target
 // parent the cache shows missing or still running is read again from the
 // hub's API server: a retry made the moment its parent ended must not be
 // refused for a cache that is behind.
-func (r *Reconciler) parentOf(ctx context.Context, cj *fleetv1.ClusterJob) (*fleetv1.ClusterJob, error) {
+func (r *ClusterJobReconciler) parentOf(ctx context.Context, cj *fleetv1.ClusterJob) (*fleetv1.ClusterJob, error) {
 	key := types.NamespacedName{Namespace: cj.Namespace, Name: cj.Spec.RetryOf.Name}
 	parent := &fleetv1.ClusterJob{}
 	err := r.Hub.Get(ctx, key, parent)
@@ -160,7 +160,7 @@ func (r *Reconciler) parentOf(ctx context.Context, cj *fleetv1.ClusterJob) (*fle
 // checked before and after the read, from the hub's API server: a parent
 // deleted meanwhile may have lost its record to its cleanup, and a plan
 // read from part of it would leave out nodes the user asked for.
-func (r *Reconciler) retryPlan(ctx context.Context, cj *fleetv1.ClusterJob, retry *fleetv1.MemberRetry, sm spoke.Member, nodes []corev1.Node) (plan.Plan, error) {
+func (r *MemberRunReconciler) retryPlan(ctx context.Context, cj *fleetv1.ClusterJob, retry *fleetv1.MemberRetry, sm spoke.Member, nodes []corev1.Node) (plan.Plan, error) {
 	run := sm.Run
 	parent, err := r.liveParent(ctx, cj.Namespace, retry)
 	if err != nil {
@@ -194,7 +194,7 @@ func (r *Reconciler) retryPlan(ctx context.Context, cj *fleetv1.ClusterJob, retr
 // liveParent reads a retry's parent from the hub's API server: a
 // PermanentError when it is gone, being deleted, or another run now has
 // its name.
-func (r *Reconciler) liveParent(ctx context.Context, namespace string, retry *fleetv1.MemberRetry) (*fleetv1.ClusterJob, error) {
+func (r *MemberRunReconciler) liveParent(ctx context.Context, namespace string, retry *fleetv1.MemberRetry) (*fleetv1.ClusterJob, error) {
 	ctx, cancel := context.WithTimeout(ctx, hubWriteTimeout)
 	defer cancel()
 	parent := &fleetv1.ClusterJob{}

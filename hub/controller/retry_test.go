@@ -82,8 +82,8 @@ func TestUnboundTarget(t *testing.T) {
 					return c.Get(ctx, key, obj, opts...)
 				},
 			}).Build()
-			r := &Reconciler{Hub: hub, Members: clusters.New(clusters.Options{Namespace: regNS}),
-				Options: Options{Tenancy: true, RegistrationNamespace: regNS}}
+			r := &ClusterJobReconciler{shared: &shared{Hub: hub, Members: clusters.New(clusters.Options{Namespace: regNS}),
+				Options: Options{Tenancy: true, RegistrationNamespace: regNS}}}
 			refused, err := r.unboundTarget(context.Background(), "team-a", []fleet.RetryTarget{{Cluster: "eu"}})
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("unboundTarget() error = %v, want error %v", err, tc.wantErr)

@@ -64,7 +64,7 @@ func indexMemberRuns(ctx context.Context, indexer client.FieldIndexer) error {
 // own count (fromFleet): a copy under another name, or one of a cluster
 // the run did not select, is never a cluster of the run, and two rows of
 // one cluster would make every status write fail.
-func (r *Reconciler) memberRuns(ctx context.Context, cj *fleetv1.ClusterJob) ([]fleetv1.MemberRun, error) {
+func (r *ClusterJobReconciler) memberRuns(ctx context.Context, cj *fleetv1.ClusterJob) ([]fleetv1.MemberRun, error) {
 	list := &fleetv1.MemberRunList{}
 	if err := r.Hub.List(ctx, list, client.InNamespace(cj.Namespace), client.MatchingFields{runsOfClusterJob: string(cj.UID)},
 		client.UnsafeDisableDeepCopy); err != nil {
@@ -160,7 +160,7 @@ func inherited(cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) []string {
 // any of their MemberRuns exists: the run is exactly these clusters from
 // then on, whatever a partial creation, a crash or a later registration
 // does. cj is updated in place.
-func (r *Reconciler) recordSelection(ctx context.Context, cj *fleetv1.ClusterJob, names []string) error {
+func (r *ClusterJobReconciler) recordSelection(ctx context.Context, cj *fleetv1.ClusterJob, names []string) error {
 	patch := client.MergeFromWithOptions(cj.DeepCopy(), client.MergeFromWithOptimisticLock{})
 	cj.Status.SelectedClusters = names
 	if err := r.hubWrite(ctx, func(ctx context.Context) error { return r.Hub.Status().Patch(ctx, cj, patch) }); err != nil {
@@ -174,7 +174,7 @@ func (r *Reconciler) recordSelection(ctx context.Context, cj *fleetv1.ClusterJob
 // exists. It returns the run's MemberRuns, the clusters still without
 // one, and why. Creating one that exists is not an error: a reconcile lost
 // after a first try leaves them behind.
-func (r *Reconciler) ensureRuns(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) ([]fleetv1.MemberRun, []string, error) {
+func (r *ClusterJobReconciler) ensureRuns(ctx context.Context, cj *fleetv1.ClusterJob, runs []fleetv1.MemberRun) ([]fleetv1.MemberRun, []string, error) {
 	have := make(map[string]bool, len(runs))
 	for _, mr := range runs {
 		have[mr.Spec.Cluster] = true
@@ -233,7 +233,7 @@ func names(runs []fleetv1.MemberRun) []string {
 
 // selectRun selects the run's clusters, and returns those left out beyond
 // MaxClusters, and whether the namespace has no binding (tenancy on).
-func (r *Reconciler) selectRun(ctx context.Context, cj *fleetv1.ClusterJob) (names, leftOut []string, unbound bool, err error) {
+func (r *ClusterJobReconciler) selectRun(ctx context.Context, cj *fleetv1.ClusterJob) (names, leftOut []string, unbound bool, err error) {
 	var sets []string
 	if r.Options.Tenancy {
 		if sets, err = r.boundSets(ctx, cj.Namespace); err != nil || len(sets) == 0 {
@@ -246,7 +246,7 @@ func (r *Reconciler) selectRun(ctx context.Context, cj *fleetv1.ClusterJob) (nam
 
 // newMemberRun is the MemberRun of cj in cluster, owned by cj and held by
 // the cleanup finalizer from its creation.
-func (r *Reconciler) newMemberRun(cj *fleetv1.ClusterJob, cluster string) fleetv1.MemberRun {
+func (r *ClusterJobReconciler) newMemberRun(cj *fleetv1.ClusterJob, cluster string) fleetv1.MemberRun {
 	mr := fleetv1.MemberRun{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: naming.MemberRunName(cj.Name, cluster), Namespace: cj.Namespace,
@@ -269,7 +269,7 @@ func (r *Reconciler) newMemberRun(cj *fleetv1.ClusterJob, cluster string) fleetv
 // sorted by name, and those that matched beyond MaxClusters, left out.
 // sets, when set, are the cluster sets the run may reach: a cluster of
 // another set never matches.
-func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob, sets []string) (names, leftOut []string, err error) {
+func (r *ClusterJobReconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob, sets []string) (names, leftOut []string, err error) {
 	selector, err := metav1.LabelSelectorAsSelector(cj.Spec.ClusterSelector)
 	if err != nil {
 		return nil, nil, fmt.Errorf("spec.clusterSelector: %w", err)
@@ -295,7 +295,7 @@ func (r *Reconciler) selectClusters(ctx context.Context, cj *fleetv1.ClusterJob,
 // hub reads them alike, whichever replica connects to a member and whether
 // or not it could. They are the cache's own objects, not copies (each holds
 // a kubeconfig, and a fleet has thousands): read them, never change them.
-func (r *Reconciler) registrations(ctx context.Context) ([]corev1.Secret, error) {
+func (r *shared) registrations(ctx context.Context) ([]corev1.Secret, error) {
 	secrets := &corev1.SecretList{}
 	if err := r.Hub.List(ctx, secrets, client.InNamespace(r.Options.RegistrationNamespace),
 		client.MatchingLabels{fleetv1.RegistrationLabel: "true"}, client.UnsafeDisableDeepCopy); err != nil {
@@ -313,7 +313,7 @@ func (r *Reconciler) registrations(ctx context.Context) ([]corev1.Secret, error)
 // admitAndHalt writes the fleet's decision into the MemberRuns' specs, a
 // bounded number at a time: admissions, halts and accepted failures.
 // runs are the cache's: each is copied first.
-func (r *Reconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun, d fleet.Decision) error {
+func (r *ClusterJobReconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun, d fleet.Decision) error {
 	var mu sync.Mutex
 	var errs []error
 	r.forEach(len(runs), func(i int) {
@@ -356,7 +356,7 @@ func (r *Reconciler) admitAndHalt(ctx context.Context, runs []fleetv1.MemberRun,
 // their members, each within its own deadline, and lets the ClusterJob go
 // once they are gone. The API server answers, not the cache: a MemberRun
 // created a moment ago must not be missed.
-func (r *Reconciler) finalizeClusterJob(ctx context.Context, cj *fleetv1.ClusterJob) (ctrl.Result, error) {
+func (r *ClusterJobReconciler) finalizeClusterJob(ctx context.Context, cj *fleetv1.ClusterJob) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(cj, Finalizer) {
 		return ctrl.Result{}, nil
 	}

@@ -48,13 +48,12 @@ import (
 	"github.com/fleetjob/fleetjob/spoke"
 )
 
-// SetupWithManager wires the two reconcilers. The fleet reconciler watches
-// ClusterJobs and their MemberRuns on the hub, and the end of each retry,
-// for the run it retries, whose TTL it held. The member reconciler watches
-// MemberRuns and ClusterJobs on the hub, and the run's Jobs, plans and node
-// deletions in each member, each mapped to the MemberRun of that member
-// only; member connection changes come from the registry.
-func (r *Reconciler) SetupWithManager(ctx context.Context) error {
+// SetupWithManager wires the member reconciler: it watches MemberRuns and
+// ClusterJobs on the hub, and the run's Jobs, plans and node deletions in
+// each member, each mapped to the MemberRun of that member only; member
+// connection changes come from the registry (its relay also wakes the
+// fleet reconciler through wakeJobs, unless that is nil).
+func (r *MemberRunReconciler) SetupWithManager(ctx context.Context, wakeJobs chan<- event.TypedGenericEvent[client.Object]) error {
 	r.startedAt = r.Clock.Now()
 	r.finishes = newFinishLog(r.Clock)
 	r.pace = newPacer(r.Clock)
@@ -67,21 +66,11 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	if err := indexMemberRuns(ctx, r.Manager.GetLocalManager().GetFieldIndexer()); err != nil {
 		return err
 	}
-	if err := indexRetries(ctx, r.Manager.GetLocalManager().GetFieldIndexer()); err != nil {
-		return err
-	}
 	// Sharded, every replica runs the MemberRuns of the members it serves,
 	// and what feeds them; the leader alone runs the ClusterJobs.
 	sharded := r.Shard != nil
-	wakeJobs := make(chan event.TypedGenericEvent[client.Object])
 	wakeRuns := make(chan event.TypedGenericEvent[client.Object])
 	relay := &changeRelay{r: r, clusterJobs: wakeJobs, memberRuns: wakeRuns, everyReplica: sharded}
-	if sharded {
-		// The leader's ClusterJobs wake on MemberClusters instead (below):
-		// a relay on a replica that does not lead would wait forever on a
-		// controller that never starts there.
-		relay.clusterJobs = nil
-	}
 	if err := r.Manager.GetLocalManager().Add(relay); err != nil {
 		return err
 	}
@@ -103,38 +92,6 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 			return err
 		}
 	}
-	onHub := []mcbuilder.ForOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
-	ownedOnHub := []mcbuilder.OwnsOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
-	watchOnHub := []mcbuilder.WatchesOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
-	inMembers := []mcbuilder.WatchesOption{mcbuilder.WithEngageWithLocalCluster(false), mcbuilder.WithEngageWithProviderClusters(true)}
-	options := func(workers int) controller.TypedOptions[mcreconcile.Request] {
-		return controller.TypedOptions[mcreconcile.Request]{
-			MaxConcurrentReconciles: workers,
-			// Several managers share a test process; names are not global.
-			SkipNameValidation: ptr.To(true),
-			// controller-runtime v0.24's priority queue can deadlock on
-			// shutdown (kubernetes-sigs/controller-runtime#3538, fixed
-			// after v0.24.1): a stopping hub then hangs past its grace.
-			UsePriorityQueue: ptr.To(false),
-			RateLimiter:      retryLimiter(),
-		}
-	}
-	clusterJobs := mcbuilder.ControllerManagedBy(r.Manager).
-		Named("clusterjob").
-		For(&fleetv1.ClusterJob{}, append(onHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
-		Owns(&fleetv1.MemberRun{}, ownedOnHub...).
-		WatchesRawSource(source.TypedChannel(wakeJobs, handler.TypedEnqueueRequestsFromMapFunc(hubRequest))).
-		Watches(&fleetv1.ClusterSetBinding{}, r.toUnstartedClusterJobs, watchOnHub...).
-		Watches(&fleetv1.ClusterJob{}, toRetried, append(watchOnHub, mcbuilder.WithPredicates(retryLetGo()))...)
-	if sharded {
-		clusterJobs = clusterJobs.Watches(&fleetv1.MemberCluster{}, r.toUnfinishedClusterJobs, append(watchOnHub, mcbuilder.WithPredicates(memberClusterChanged()))...)
-	}
-	err := clusterJobs.WithOptions(options(4)).
-		WithClusterNotFoundWrapper(false).
-		Complete(mcreconcile.Func(r.reconcileClusterJob))
-	if err != nil {
-		return err
-	}
 	nodeCreatedOrDeleted := mcbuilder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})
 	memberRuns := r.Manager
 	if sharded {
@@ -142,18 +99,70 @@ func (r *Reconciler) SetupWithManager(ctx context.Context) error {
 	}
 	return mcbuilder.ControllerManagedBy(memberRuns).
 		Named("memberrun").
-		Watches(&fleetv1.MemberRun{}, r.toItsCluster, append(watchOnHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
-		Watches(&fleetv1.ClusterJob{}, r.toMemberRuns, append(watchOnHub, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
-		Watches(&batchv1.Job{}, r.toMemberRun, append(inMembers, mcbuilder.WithPredicates(r.jobChanged()))...).
-		Watches(&corev1.ConfigMap{}, r.toMemberRun, inMembers...).
-		WatchesMetadata(&corev1.Node{}, r.toRunsInCluster, append(inMembers, nodeCreatedOrDeleted)...).
-		Watches(&fleetv1.ClusterSet{}, r.toUnfinishedRuns, append(watchOnHub, mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
+		Watches(&fleetv1.MemberRun{}, r.toItsCluster, append(watchOnHub(), mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
+		Watches(&fleetv1.ClusterJob{}, r.toMemberRuns, append(watchOnHub(), mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
+		Watches(&batchv1.Job{}, r.toMemberRun, append(inMembers(), mcbuilder.WithPredicates(r.jobChanged()))...).
+		Watches(&corev1.ConfigMap{}, r.toMemberRun, inMembers()...).
+		WatchesMetadata(&corev1.Node{}, r.toRunsInCluster, append(inMembers(), nodeCreatedOrDeleted)...).
+		Watches(&fleetv1.ClusterSet{}, r.toUnfinishedRuns, append(watchOnHub(), mcbuilder.WithPredicates(predicate.GenerationChangedPredicate{}))...).
 		WatchesRawSource(source.TypedChannel(wakeRuns, handler.TypedEnqueueRequestsFromMapFunc(r.memberRunRequest))).
 		WatchesRawSource(source.TypedChannel(wakeHeld, handler.TypedEnqueueRequestsFromMapFunc(r.memberRunRequest))).
-		Watches(&fleetv1.FleetDisruptionBudget{}, r.toHeldRuns, watchOnHub...).
-		WithOptions(options(max(1, r.Options.MemberWorkers))).
+		Watches(&fleetv1.FleetDisruptionBudget{}, r.toHeldRuns, watchOnHub()...).
+		WithOptions(controllerOptions(max(1, r.Options.MemberWorkers))).
 		WithClusterNotFoundWrapper(false).
 		Complete(mcreconcile.Func(r.reconcileMemberRun))
+}
+
+// SetupWithManager wires the fleet reconciler: it watches ClusterJobs and
+// their MemberRuns on the hub, and the end of each retry, for the run it
+// retries, whose TTL it held; wakeJobs (nil: none) wakes it on member
+// connection changes. Sharded, it wakes on MemberClusters instead.
+func (r *ClusterJobReconciler) SetupWithManager(ctx context.Context, wakeJobs <-chan event.TypedGenericEvent[client.Object]) error {
+	if err := indexRetries(ctx, r.Manager.GetLocalManager().GetFieldIndexer()); err != nil {
+		return err
+	}
+	onHub := []mcbuilder.ForOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
+	ownedOnHub := []mcbuilder.OwnsOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
+	clusterJobs := mcbuilder.ControllerManagedBy(r.Manager).
+		Named("clusterjob").
+		For(&fleetv1.ClusterJob{}, append(onHub, mcbuilder.WithPredicates(specOrLifecycleChanged()))...).
+		Owns(&fleetv1.MemberRun{}, ownedOnHub...).
+		Watches(&fleetv1.ClusterSetBinding{}, r.toUnstartedClusterJobs, watchOnHub()...).
+		Watches(&fleetv1.ClusterJob{}, toRetried, append(watchOnHub(), mcbuilder.WithPredicates(retryLetGo()))...)
+	if wakeJobs != nil {
+		clusterJobs = clusterJobs.WatchesRawSource(source.TypedChannel(wakeJobs, handler.TypedEnqueueRequestsFromMapFunc(hubRequest)))
+	} else {
+		// Sharded: a relay on a replica that does not lead would wait
+		// forever on a controller that never starts there.
+		clusterJobs = clusterJobs.Watches(&fleetv1.MemberCluster{}, r.toUnfinishedClusterJobs, append(watchOnHub(), mcbuilder.WithPredicates(memberClusterChanged()))...)
+	}
+	return clusterJobs.WithOptions(controllerOptions(4)).
+		WithClusterNotFoundWrapper(false).
+		Complete(mcreconcile.Func(r.reconcileClusterJob))
+}
+
+// watchOnHub and inMembers engage a watch with the hub's own cluster only,
+// or with the member clusters only.
+func watchOnHub() []mcbuilder.WatchesOption {
+	return []mcbuilder.WatchesOption{mcbuilder.WithEngageWithLocalCluster(true), mcbuilder.WithEngageWithProviderClusters(false)}
+}
+
+func inMembers() []mcbuilder.WatchesOption {
+	return []mcbuilder.WatchesOption{mcbuilder.WithEngageWithLocalCluster(false), mcbuilder.WithEngageWithProviderClusters(true)}
+}
+
+// controllerOptions are both reconcilers' options, with workers at once.
+func controllerOptions(workers int) controller.TypedOptions[mcreconcile.Request] {
+	return controller.TypedOptions[mcreconcile.Request]{
+		MaxConcurrentReconciles: workers,
+		// Several managers share a test process; names are not global.
+		SkipNameValidation: ptr.To(true),
+		// controller-runtime v0.24's priority queue can deadlock on
+		// shutdown (kubernetes-sigs/controller-runtime#3538, fixed
+		// after v0.24.1): a stopping hub then hangs past its grace.
+		UsePriorityQueue: ptr.To(false),
+		RateLimiter:      retryLimiter(),
+	}
 }
 
 // maxRetryDelay bounds how long a reconcile that returned an error waits
@@ -194,7 +203,7 @@ func specOrLifecycleChanged() predicate.Predicate {
 // uncounted, terminated), and only some move a node's state. It is also
 // where the hub first sees a Job finish, which the hand-off metric counts
 // from.
-func (r *Reconciler) jobChanged() predicate.Predicate {
+func (r *MemberRunReconciler) jobChanged() predicate.Predicate {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		old, okOld := e.ObjectOld.(*batchv1.Job)
 		updated, okNew := e.ObjectNew.(*batchv1.Job)
@@ -211,7 +220,7 @@ func (r *Reconciler) jobChanged() predicate.Predicate {
 // reconcile reads nothing of another. Updates are paced (see pacer), but
 // for a Job finishing its group; creations of Jobs (the hub's own) are
 // paced too; a plan created or anything deleted is looked at now.
-func (r *Reconciler) toMemberRun(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+func (r *MemberRunReconciler) toMemberRun(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 	type queue = workqueue.TypedRateLimitingInterface[mcreconcile.Request]
 	request := func(o client.Object) (mcreconcile.Request, bool) {
 		ns, cj, ok := strings.Cut(o.GetAnnotations()[fleetv1.ClusterJobAnnotation], "/")
@@ -266,13 +275,13 @@ func (r *Reconciler) toMemberRun(name multicluster.ClusterName, _ cluster.Cluste
 }
 
 // toItsCluster maps a hub MemberRun to the request for its member.
-func (r *Reconciler) toItsCluster(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+func (r *MemberRunReconciler) toItsCluster(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 	return handler.TypedEnqueueRequestsFromMapFunc(r.memberRunRequest)
 }
 
 // memberRunRequest is the request of a MemberRun whose member this replica
 // serves.
-func (r *Reconciler) memberRunRequest(_ context.Context, o client.Object) []mcreconcile.Request {
+func (r *MemberRunReconciler) memberRunRequest(_ context.Context, o client.Object) []mcreconcile.Request {
 	mr, ok := o.(*fleetv1.MemberRun)
 	if !ok || !r.owns(mr.Spec.Cluster) {
 		return nil
@@ -287,7 +296,7 @@ func runRequest(namespace, name, cluster string) mcreconcile.Request {
 
 // toMemberRuns maps a ClusterJob's spec change (suspend, resume) to its
 // MemberRuns.
-func (r *Reconciler) toMemberRuns(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+func (r *MemberRunReconciler) toMemberRuns(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []mcreconcile.Request {
 		return r.runRequests(ctx, client.InNamespace(o.GetNamespace()), client.MatchingFields{runsOfClusterJob: string(o.GetUID())})
 	})
@@ -297,7 +306,7 @@ func (r *Reconciler) toMemberRuns(multicluster.ClusterName, cluster.Cluster) han
 // deleted) to the cluster's unfinished MemberRuns. A node created or
 // deleted goes to the derivations' change feed first: the runs there look
 // at every node's presence again.
-func (r *Reconciler) toRunsInCluster(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+func (r *MemberRunReconciler) toRunsInCluster(name multicluster.ClusterName, _ cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 	type queue = workqueue.TypedRateLimitingInterface[mcreconcile.Request]
 	return handler.TypedFuncs[client.Object, mcreconcile.Request]{
 		CreateFunc: func(context.Context, event.TypedCreateEvent[client.Object], queue) {
@@ -316,7 +325,7 @@ func (r *Reconciler) toRunsInCluster(name multicluster.ClusterName, _ cluster.Cl
 // MemberRun: a set's maintenance windows that open now start the groups
 // waiting for them within seconds, not at the wake-up the old windows set.
 // Sets change rarely; telling which runs are in the set would cost more.
-func (r *Reconciler) toUnfinishedRuns(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+func (r *MemberRunReconciler) toUnfinishedRuns(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []mcreconcile.Request {
 		return r.runRequests(ctx)
 	})
@@ -324,7 +333,7 @@ func (r *Reconciler) toUnfinishedRuns(multicluster.ClusterName, cluster.Cluster)
 
 // runRequests are the requests of the unfinished MemberRuns listed by opts,
 // in the members this replica serves.
-func (r *Reconciler) runRequests(ctx context.Context, opts ...client.ListOption) []mcreconcile.Request {
+func (r *MemberRunReconciler) runRequests(ctx context.Context, opts ...client.ListOption) []mcreconcile.Request {
 	list := &fleetv1.MemberRunList{}
 	if err := r.Hub.List(ctx, list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
 		log.FromContext(ctx).Error(err, "Listing MemberRuns")
@@ -342,7 +351,7 @@ func (r *Reconciler) runRequests(ctx context.Context, opts ...client.ListOption)
 // toUnfinishedClusterJobs maps a change of the fleet's members (a cluster
 // registered, connected, relabelled, lost) to every unfinished ClusterJob:
 // a run waiting for a first cluster starts within seconds.
-func (r *Reconciler) toUnfinishedClusterJobs(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+func (r *ClusterJobReconciler) toUnfinishedClusterJobs(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []mcreconcile.Request {
 		return r.unfinished(ctx)
 	})
@@ -376,7 +385,7 @@ func memberClusterChanged() predicate.Funcs {
 	}
 }
 
-func (r *Reconciler) unfinished(ctx context.Context) []mcreconcile.Request {
+func (r *shared) unfinished(ctx context.Context) []mcreconcile.Request {
 	list := &fleetv1.ClusterJobList{}
 	if err := r.Hub.List(ctx, list); err != nil {
 		log.FromContext(ctx).Error(err, "Listing ClusterJobs")

@@ -68,7 +68,7 @@ func watchKey(uid, cluster string) string { return uid + "/" + cluster }
 
 // watchStarts updates the run's StartWatch in its member with st, and has
 // st time its groups and finished Jobs by the hub's clock.
-func (r *Reconciler) watchStarts(cj *fleetv1.ClusterJob, run spoke.Run, st *spoke.State) spoke.StartWatch {
+func (r *MemberRunReconciler) watchStarts(cj *fleetv1.ClusterJob, run spoke.Run, st *spoke.State) spoke.StartWatch {
 	key := watchKey(string(cj.UID), run.Cluster)
 	w := st.Watch(r.starts.get(key), r.Clock.Now())
 	r.starts.put(key, w)
@@ -85,7 +85,7 @@ func (r *Reconciler) watchStarts(cj *fleetv1.ClusterJob, run spoke.Run, st *spok
 // failed now, how many of them for the member's lack of progress, and when
 // to look again. A pod that cannot be read leaves its node to what was
 // read before, or the progress rule.
-func (r *Reconciler) timeOutStarts(ctx context.Context, sm spoke.Member, cj *fleetv1.ClusterJob, st *spoke.State, w spoke.StartWatch) (jobs []string, failed, stalled int, next time.Time) {
+func (r *MemberRunReconciler) timeOutStarts(ctx context.Context, sm spoke.Member, cj *fleetv1.ClusterJob, st *spoke.State, w spoke.StartWatch) (jobs []string, failed, stalled int, next time.Time) {
 	now, timeout := r.Clock.Now(), nodeStartTimeout(cj)
 	reads := st.RefusalReads(now, timeout, w, spoke.MaxRefusalReads)
 	refusals, err := sm.ReadRefusals(ctx, reads)

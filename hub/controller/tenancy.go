@@ -41,7 +41,7 @@ import (
 
 // boundSets are the cluster sets bound to namespace, sorted: those its
 // ClusterJobs may reach.
-func (r *Reconciler) boundSets(ctx context.Context, namespace string) ([]string, error) {
+func (r *shared) boundSets(ctx context.Context, namespace string) ([]string, error) {
 	list := &fleetv1.ClusterSetBindingList{}
 	if err := r.Hub.List(ctx, list, client.InNamespace(namespace)); err != nil {
 		return nil, fmt.Errorf("listing ClusterSetBindings: %w", err)
@@ -59,7 +59,7 @@ func (r *Reconciler) boundSets(ctx context.Context, namespace string) ([]string,
 // setPolicy is the policy of the cluster set of a cluster with these
 // registration labels: its ClusterSet's spec, defaulted as the API server
 // defaults it (a set without a ClusterSet object has the defaults).
-func (r *Reconciler) setPolicy(ctx context.Context, labels map[string]string) (string, fleetv1.ClusterSetSpec, error) {
+func (r *shared) setPolicy(ctx context.Context, labels map[string]string) (string, fleetv1.ClusterSetSpec, error) {
 	set := fleetv1.SetOf(labels)
 	cs := &fleetv1.ClusterSet{}
 	if err := r.Hub.Get(ctx, client.ObjectKey{Name: set}, cs); err != nil && !apierrors.IsNotFound(err) {
@@ -76,7 +76,7 @@ func (r *Reconciler) setPolicy(ctx context.Context, labels map[string]string) (s
 // allow fails the cluster at once, and no Job is created. Without tenancy
 // there are no sets, and only the hub's reserved ServiceAccount is
 // refused.
-func (r *Reconciler) checkTemplate(ctx context.Context, cj *fleetv1.ClusterJob, labels map[string]string) error {
+func (r *MemberRunReconciler) checkTemplate(ctx context.Context, cj *fleetv1.ClusterJob, labels map[string]string) error {
 	set, policy := "", (*fleetv1.ClusterSetSpec)(nil)
 	if r.Options.Tenancy {
 		name, spec, err := r.setPolicy(ctx, labels)
@@ -97,7 +97,7 @@ func (r *Reconciler) checkTemplate(ctx context.Context, cj *fleetv1.ClusterJob, 
 // ServiceAccounts). It is read when Jobs are created, not only when the
 // plan froze: an account the set stops allowing mid-run loses its token
 // for the groups that start after.
-func (r *Reconciler) tokenAccounts(ctx context.Context, cj *fleetv1.ClusterJob, labels map[string]string) ([]string, error) {
+func (r *MemberRunReconciler) tokenAccounts(ctx context.Context, cj *fleetv1.ClusterJob, labels map[string]string) ([]string, error) {
 	pod := &cj.Spec.JobTemplate.Spec.Template.Spec
 	if !r.Options.Tenancy {
 		return podsecurity.TokenAccounts(nil, pod), nil
@@ -111,7 +111,7 @@ func (r *Reconciler) tokenAccounts(ctx context.Context, cj *fleetv1.ClusterJob, 
 
 // toUnstartedClusterJobs maps a ClusterSetBinding's change to its
 // namespace's ClusterJobs: one that waits for a binding starts at once.
-func (r *Reconciler) toUnstartedClusterJobs(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
+func (r *ClusterJobReconciler) toUnstartedClusterJobs(multicluster.ClusterName, cluster.Cluster) handler.TypedEventHandler[client.Object, mcreconcile.Request] {
 	return handler.TypedEnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []mcreconcile.Request {
 		list := &fleetv1.ClusterJobList{}
 		if err := r.Hub.List(ctx, list, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {

@@ -141,7 +141,7 @@ func endOf(st *fleetv1.ClusterJobStatus) *time.Time {
 // gone; the preconditions make sure that what is deleted is the run
 // decided on: a ClusterJob created again under its name, or one a person
 // changed since (a longer TTL), is not.
-func (r *Reconciler) expire(ctx context.Context, cj *fleetv1.ClusterJob) (ctrl.Result, error) {
+func (r *ClusterJobReconciler) expire(ctx context.Context, cj *fleetv1.ClusterJob) (ctrl.Result, error) {
 	in := expiryInput{
 		Phase: cj.Status.Phase, End: endOf(&cj.Status), TTL: cj.Spec.TTLSecondsAfterFinished, Default: r.Options.EndedRunTTL,
 		Suspended: ptr.Deref(cj.Spec.Suspend, false), Now: r.Clock.Now(),
@@ -187,7 +187,7 @@ func (r *Reconciler) expire(ctx context.Context, cj *fleetv1.ClusterJob) (ctrl.R
 }
 
 // openRetry names a retry of cj that has not ended, "" when there is none.
-func (r *Reconciler) openRetry(ctx context.Context, cj *fleetv1.ClusterJob) (string, error) {
+func (r *ClusterJobReconciler) openRetry(ctx context.Context, cj *fleetv1.ClusterJob) (string, error) {
 	list := &fleetv1.ClusterJobList{}
 	if err := r.Hub.List(ctx, list, client.InNamespace(cj.Namespace), client.MatchingFields{retriesOf: cj.Name},
 		client.UnsafeDisableDeepCopy); err != nil {

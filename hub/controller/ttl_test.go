@@ -256,7 +256,7 @@ func TestExpire(t *testing.T) {
 				}
 			}
 			recorder := events.NewFakeRecorder(10)
-			r := &Reconciler{Hub: hub, Recorder: recorder, Clock: clocktesting.NewFakePassiveClock(now)}
+			r := &ClusterJobReconciler{shared: &shared{Hub: hub, Recorder: recorder, Clock: clocktesting.NewFakePassiveClock(now)}}
 			got, err := r.expire(ctx, seen)
 			if err != nil {
 				t.Fatalf("expire() error = %v", err)

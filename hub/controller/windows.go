@@ -28,7 +28,7 @@ import (
 // of its cluster set's are open. bad is a window of either that cannot be
 // read, naming its object and field: it fails the cluster when it would
 // hold it. err is a failure to read the set, retried as any.
-func (r *Reconciler) windows(ctx context.Context, cj *fleetv1.ClusterJob, labels map[string]string) (s window.Schedule, bad, err error) {
+func (r *MemberRunReconciler) windows(ctx context.Context, cj *fleetv1.ClusterJob, labels map[string]string) (s window.Schedule, bad, err error) {
 	set, policy, err := r.setPolicy(ctx, labels)
 	if err != nil {
 		return window.Schedule{}, nil, err

@@ -333,7 +333,7 @@ func startHub(o hubOptions) func() {
 	// live check of each ClusterJob still guards runs.
 	opts.GCMinAge = 0
 	opts.HubID, opts.GCInterval, opts.Tenancy, opts.EndedRunTTL, opts.Clock = o.hubID, o.gcInterval, !o.tenancyOff, o.endedRunTTL, o.clock
-	_, err = controller.SetupHub(ctx, mgr, members, provider, opts)
+	err = controller.SetupHub(ctx, mgr, members, provider, opts)
 	Expect(err).NotTo(HaveOccurred())
 	var collector *controller.Collector
 	if o.collector != nil {
