@@ -20,6 +20,7 @@ import (
 	"maps"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -363,14 +364,96 @@ func TestTrimJob(t *testing.T) {
 	if len(wantLabels) < 4 || len(wantAnnotations) < 3 {
 		t.Fatalf("the test Job lacks fleetjob's labels (%v) or annotations (%v)", wantLabels, wantAnnotations)
 	}
-	// Everything Derive reads is kept: the state is the same.
-	if diff := cmp.Diff(Derive(&twoGroups, []batchv1.Job{full}, present("a", "b", "c"), Results{}),
-		Derive(&twoGroups, []batchv1.Job{*job}, present("a", "b", "c"), Results{})); diff != "" {
-		t.Errorf("state from a trimmed Job differs (-full +trimmed):\n%s", diff)
-	}
 	cm := &corev1.ConfigMap{}
 	if same, _ := TrimJob(cm); same != cm {
 		t.Errorf("TrimJob() changed a ConfigMap")
+	}
+}
+
+// TestTrimJobKeepsWhatDeriveReads: of a Job's conditions only its final
+// one is kept (Complete without its reason, Failed with it), and a trimmed
+// Job derives the same node state as the full one, in every state a Job
+// goes through.
+func TestTrimJobKeepsWhatDeriveReads(t *testing.T) {
+	complete := batchv1.JobCondition{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: t1}
+	failed := batchv1.JobCondition{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, LastTransitionTime: t1,
+		Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit"}
+	testCases := map[string]struct {
+		job  batchv1.Job
+		want []batchv1.JobCondition
+	}{
+		"created":  {job: makeJob("a").Obj()},
+		"running":  {job: makeJob("a").Started(t0).Pods(1, 1, 0).Obj()},
+		"starting": {job: makeJob("a").Started(t0).Pods(1, 0, 0).Obj()},
+		"succeeding": {job: makeJob("a").Started(t0).Pods(0, 0, 1).
+			Condition(batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue, "CompletionsReached", "Reached expected number of succeeded pods", t1).Obj()},
+		"complete": {job: makeJob("a").Started(t0).
+			Condition(batchv1.JobSuccessCriteriaMet, corev1.ConditionTrue, "CompletionsReached", "Reached expected number of succeeded pods", t1).
+			Complete(t1).Obj(), want: []batchv1.JobCondition{complete}},
+		"failing": {job: makeJob("a").Started(t0).Pods(0, 0, 1).
+			Condition(batchv1.JobFailureTarget, corev1.ConditionTrue, "BackoffLimitExceeded", "Job has reached the specified backoff limit", t1).Obj()},
+		"failed": {job: makeJob("a").Started(t0).
+			Condition(batchv1.JobFailureTarget, corev1.ConditionTrue, "BackoffLimitExceeded", "Job has reached the specified backoff limit", t1).
+			Failed(failed.Reason, failed.Message, t1).Obj(), want: []batchv1.JobCondition{failed}},
+		"suspended": {job: makeJob("a").Condition(batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended", t0).Obj()},
+	}
+	for name, tc := range testCases {
+		t.Run(name, func(t *testing.T) {
+			got, err := TrimJob(tc.job.DeepCopy())
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := got.(*batchv1.Job)
+			if diff := cmp.Diff(tc.want, job.Status.Conditions); diff != "" {
+				t.Errorf("TrimJob() conditions mismatch (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(Derive(&twoGroups, []batchv1.Job{tc.job}, present("a", "b", "c"), Results{}),
+				Derive(&twoGroups, []batchv1.Job{*job}, present("a", "b", "c"), Results{})); diff != "" {
+				t.Errorf("state from a trimmed Job differs (-full +trimmed):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestTrimJobInterns: two Jobs of a run share their namespace and the keys
+// and values of their labels and annotations, but for the node's, once
+// trimmed.
+func TestTrimJobInterns(t *testing.T) {
+	trim := func(node string) *batchv1.Job {
+		j := makeJob(node).Obj()
+		// Decoded from separate responses: equal strings, separate bytes.
+		j.Namespace = strings.Clone(j.Namespace)
+		for _, m := range []map[string]string{j.Labels, j.Annotations} {
+			for k, v := range maps.Clone(m) {
+				delete(m, k)
+				m[strings.Clone(k)] = strings.Clone(v)
+			}
+		}
+		got, err := TrimJob(&j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.(*batchv1.Job)
+	}
+	a, b := trim("a"), trim("b")
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+	if !same(a.Namespace, b.Namespace) {
+		t.Errorf("namespaces not shared")
+	}
+	for _, m := range [][2]map[string]string{{a.Labels, b.Labels}, {a.Annotations, b.Annotations}} {
+		for k, v := range m[0] {
+			for k2 := range m[1] {
+				if k2 == k && !same(k, k2) {
+					t.Errorf("key %s not shared", k)
+				}
+			}
+			if k == fleetv1.NodeLabel || k == fleetv1.NodeAnnotation {
+				continue
+			}
+			if !same(v, m[1][k]) {
+				t.Errorf("value of %s not shared: %q and %q", k, v, m[1][k])
+			}
+		}
 	}
 }
 
