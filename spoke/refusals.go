@@ -182,10 +182,21 @@ func (w StartWatch) Noted(reads []RefusalRead, now time.Time) StartWatch {
 	if w.Read == nil {
 		w.Read = map[string]time.Time{}
 	}
+	w.Polls = slices.Clip(w.Polls)
 	for _, r := range reads {
 		w.Read[r.Node] = now
+		if r.Pod {
+			w.Polls = append(w.Polls, now)
+		} else {
+			w.Listed = now
+		}
 	}
 	return w
+}
+
+// recentPolls are the pod reads of w made within RefusalPoll before now.
+func (w StartWatch) recentPolls(now time.Time) []time.Time {
+	return slices.DeleteFunc(slices.Clone(w.Polls), func(at time.Time) bool { return !now.Before(at.Add(RefusalPoll)) })
 }
 
 // RefusalRead is one read of what keeps a node's pod from starting: its
@@ -200,25 +211,28 @@ type RefusalRead struct {
 // RefusalReads are the reads due now (nextRead). Pods are read one GET
 // each, at most max: first those at their bound, whose verdict needs a
 // read of now, then the others, those never read or read longest ago
-// first, within what is left of max reads per RefusalPoll. Jobs without a
-// pod are read together, in one list of the work namespace's FailedCreate
-// events: when one is due, every one past RefusalDelay is read. Note the
-// reads in the watch (Noted) once made. It is pure.
+// first, within what is left of max reads per RefusalPoll (counting every
+// read made in it, of a pod that started since too). Jobs without a pod
+// are read together, in one list of the work namespace's FailedCreate
+// events, at most once per RefusalDelay but at a node's bound: when one is
+// due, every one past RefusalDelay is read. A list scans every event of
+// the namespace, and a queue of pods read one by one as the member works
+// through it cost its API server hundreds of reads a run. Note the reads
+// in the watch (Noted) once made. It is pure.
 func (s State) RefusalReads(now time.Time, timeout time.Duration, w StartWatch, max int) []RefusalRead {
 	var atBound, early, noPod []NodeState
-	recent, jobDue := 0, false
+	recent, jobDue := len(w.recentPolls(now)), false
+	listing := !now.Before(w.Listed.Add(RefusalDelay))
 	for _, n := range s.Nodes {
 		seen, ok := w.seen(n)
 		if !waitingForStart(n) || !ok || now.Before(seen.Add(firstRead(timeout))) {
 			continue
 		}
-		if at, read := w.Read[n.Node]; read && n.Pods > 0 && now.Before(at.Add(RefusalPoll)) {
-			recent++
-		}
 		due := !now.Before(w.nextRead(n, timeout))
 		switch {
 		case n.Pods == 0:
-			noPod, jobDue = append(noPod, n), jobDue || due
+			noPod = append(noPod, n)
+			jobDue = jobDue || due && (listing || !now.Before(seen.Add(timeout)))
 		case !due:
 		case !now.Before(seen.Add(timeout)):
 			atBound = append(atBound, n)

@@ -19,6 +19,7 @@ package spoke
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -84,9 +85,24 @@ func TestRefusalReads(t *testing.T) {
 		"reads made within the last poll leave less room before the bound; none is taken from a bound": {
 			jobs: []batchv1.Job{pending("a"), pending("b"), pending("c")},
 			watch: StartWatch{Pod: map[string]time.Time{"a": ago(timeout), "b": ago(time.Minute), "c": ago(time.Minute)},
-				Read: map[string]time.Time{"a": ago(time.Second), "c": ago(time.Second)}},
+				Read: map[string]time.Time{"a": ago(time.Second), "c": ago(time.Second)}, Polls: []time.Time{ago(time.Second), ago(time.Second)}},
 			max:  2,
 			want: []RefusalRead{pod("a")},
+		},
+		"reads of pods that started since still count": {
+			jobs:  []batchv1.Job{pending("a"), pending("b")},
+			watch: StartWatch{Pod: map[string]time.Time{"a": ago(time.Minute), "b": ago(time.Minute)}, Polls: []time.Time{ago(RefusalPoll - time.Second), ago(time.Second)}},
+			max:   3,
+			want:  []RefusalRead{pod("a")},
+		},
+		"Jobs without a pod, listed less than RefusalDelay ago: not listed again before a bound": {
+			jobs:  []batchv1.Job{noPod("a"), noPod("b")},
+			watch: StartWatch{Job: map[string]time.Time{"a": ago(time.Minute), "b": ago(RefusalDelay)}, Read: map[string]time.Time{"a": ago(RefusalPoll)}, Listed: ago(time.Second)},
+		},
+		"Jobs without a pod, listed a moment ago, one at its bound: listed": {
+			jobs:  []batchv1.Job{noPod("a"), noPod("b")},
+			watch: StartWatch{Job: map[string]time.Time{"a": ago(timeout), "b": ago(time.Minute)}, Read: map[string]time.Time{"a": ago(time.Second), "b": ago(time.Second)}, Listed: ago(time.Second)},
+			want:  []RefusalRead{job("a"), job("b")},
 		},
 		"Jobs without a pod: when one is due, every one past the delay is read, in one list": {
 			jobs: []batchv1.Job{noPod("a"), noPod("b"), noPod("c")},
@@ -158,6 +174,71 @@ func TestRefusalReadsBounded(t *testing.T) {
 	}
 	if lists != 4 {
 		t.Errorf("%d lists of events in 120 s, want 4 (at 10, 40, 70 and 100 s)", lists)
+	}
+}
+
+// TestRefusalReadsQueueDrained is a member working through a queue as
+// members do: its Jobs created over 5 s, their pods over 20 s, each pod
+// starting 12 s after it showed up, so that most are read once and start
+// soon after. A hub reconciling every second reads at most
+// MaxRefusalReads pods in any RefusalPoll, and lists events at most once
+// per RefusalDelay.
+func TestRefusalReadsQueueDrained(t *testing.T) {
+	const (
+		nodes   = 1000
+		timeout = 10 * time.Minute
+	)
+	names := make([]string, nodes)
+	for i := range names {
+		names[i] = fmt.Sprintf("node-%04d", i)
+	}
+	p := allOf(names...)
+	var w StartWatch
+	var polls []time.Time
+	var lists []time.Time
+	for sec := 0; sec < 90; sec++ {
+		now := t0.Add(time.Duration(sec) * time.Second)
+		var jobs []batchv1.Job
+		for i, name := range names {
+			created, podAt := i/200, i/50
+			switch {
+			case sec < created:
+			case sec < podAt:
+				jobs = append(jobs, makeJob(name).Obj())
+			case sec < podAt+12:
+				jobs = append(jobs, makeJob(name).Pods(1, 0, 0).Obj())
+			default:
+				jobs = append(jobs, makeJob(name).Pods(1, 1, 0).Obj())
+			}
+		}
+		st := Derive(&p, jobs, present(names...), Results{})
+		w = st.Watch(w, now)
+		reads := st.RefusalReads(now, timeout, w, MaxRefusalReads)
+		listed := false
+		for _, r := range reads {
+			if r.Pod {
+				polls = append(polls, now)
+			} else {
+				listed = true
+			}
+		}
+		if listed {
+			lists = append(lists, now)
+		}
+		w = w.Noted(reads, now)
+	}
+	for i := range polls {
+		if j := i + MaxRefusalReads; j < len(polls) && polls[j].Sub(polls[i]) < RefusalPoll {
+			t.Fatalf("pod reads %d to %d within %s, want at most %d per %s (%d pod reads in all)", i, j, polls[j].Sub(polls[i]), MaxRefusalReads, RefusalPoll, len(polls))
+		}
+	}
+	for i := 1; i < len(lists); i++ {
+		if d := lists[i].Sub(lists[i-1]); d < RefusalDelay {
+			t.Errorf("lists of events %s apart, want at least %s: %v", d, RefusalDelay, lists)
+		}
+	}
+	if len(polls) == 0 || len(lists) == 0 {
+		t.Fatalf("%d pod reads and %d lists: the queue was never read", len(polls), len(lists))
 	}
 }
 

@@ -40,6 +40,12 @@ type StartWatch struct {
 	// read what keeps it from starting (Noted): its pod or, with none, its
 	// Job's events. A node whose first pod shows up is read again.
 	Read map[string]time.Time
+	// Polls are when the pod reads of the last RefusalPoll were made, and
+	// Listed when the Jobs without a pod were last read, in one list of
+	// events: they bound the reads to come, whatever became of the nodes
+	// read (most pods of a queue start soon after their read).
+	Polls  []time.Time
+	Listed time.Time
 	// Progress is when the member last created or started a pod of the
 	// run (or the hub began to watch it); Pods and Started are the most
 	// nodes seen with a pod, and with a pod that started or finished: a
@@ -68,7 +74,8 @@ func waitingForStart(n NodeState) bool {
 // not changed.
 func (s State) Watch(w StartWatch, now time.Time) StartWatch {
 	next := StartWatch{Job: map[string]time.Time{}, Pod: map[string]time.Time{}, Read: map[string]time.Time{}, Progress: w.Progress, Pods: w.Pods, Started: w.Started,
-		Groups: map[int]time.Time{}, Finished: map[string]time.Time{}, Offset: map[string]time.Duration{}}
+		Groups: map[int]time.Time{}, Finished: map[string]time.Time{}, Offset: map[string]time.Duration{},
+		Polls: w.recentPolls(now), Listed: w.Listed}
 	pods, started := 0, 0
 	for _, n := range s.Nodes {
 		// A group runs while a node of it has a Job whose result is not
