@@ -240,6 +240,20 @@ func createCutoff(ctx context.Context, now time.Time) (time.Time, bool) {
 	return deadline.Add(-min(deadline.Sub(now)/3, maxCreateReserve)), true
 }
 
+// answerRoom is how many times the slowest create answered so far a
+// create sent now must have before the deadline. A member's answers slow
+// down as its queue grows (an overloaded API server took over 10 s, more
+// than createCutoff's reserve): one as slow as the slowest yet, sent when
+// less room is left, would likely be cut.
+const answerRoom = 2
+
+// maySend tells whether createAll sends a create at now: before cutoff
+// (none when unbounded), and with room for answerRoom times slowest, the
+// slowest create answered so far, before deadline.
+func maySend(now, cutoff, deadline time.Time, bounded bool, slowest time.Duration) bool {
+	return !bounded || now.Before(cutoff) && now.Add(answerRoom*slowest).Before(deadline)
+}
+
 // uncancelled is ctx without its cancellation but with its deadline. A ctx
 // without a deadline is kept as it is: every remote call needs a bound.
 func uncancelled(ctx context.Context) (context.Context, context.CancelFunc) {
@@ -390,21 +404,30 @@ type createResult struct {
 }
 
 // createAll creates jobs, createParallelism at a time, and stops starting
-// new creations after the first error that is not a conflict, or at
-// createCutoff: a creation not started returns the error that stopped them
-// (none at the cutoff), and is refused. Creations under way are
+// new creations after the first error that is not a conflict, at
+// createCutoff, or once the slowest answer yet says that one sent now
+// would not be answered in time (maySend): a creation not started returns
+// the error that stopped them (none at a cutoff), and is refused. Creations under way are
 // not cancelled: each ends with the API server's answer, so that as few
 // creates as can be are left without saying whether they happened.
 func (m Member) createAll(ctx context.Context, jobs []*batchv1.Job) []createResult {
 	var stopped atomic.Bool
+	var slowest atomic.Int64 // the slowest answer yet, in nanoseconds
 	results := make([]createResult, len(jobs))
 	cutoff, bounded := createCutoff(ctx, time.Now())
+	deadline, _ := ctx.Deadline()
 	// Not ctx: every piece runs, to say whether it was sent.
 	workqueue.ParallelizeUntil(context.Background(), createParallelism, len(jobs), func(i int) {
-		if stopped.Load() || ctx.Err() != nil || bounded && !time.Now().Before(cutoff) {
+		sent := time.Now()
+		if stopped.Load() || ctx.Err() != nil || !maySend(sent, cutoff, deadline, bounded, time.Duration(slowest.Load())) {
 			return
 		}
 		results[i] = m.createJob(ctx, jobs[i])
+		for took := int64(time.Since(sent)); ; {
+			if old := slowest.Load(); took <= old || slowest.CompareAndSwap(old, took) {
+				break
+			}
+		}
 		var conflict *ConflictError
 		if err := results[i].err; err != nil && !errors.As(err, &conflict) {
 			stopped.Store(true)

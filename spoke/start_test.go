@@ -382,6 +382,86 @@ func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
 	}
 }
 
+// TestStartGroupSendsNoCreateItsAnswerWouldNotFit: a member whose creates
+// take 2.3 s, under a 4 s deadline. createCutoff alone (4 s less a third)
+// would send a second wave at 2.3 s, whose answers would come after the
+// deadline: 32 nodes recorded without a Job, failed though they never ran.
+// After the first answers, no create is sent that twice the slowest answer
+// would not bring back in time.
+func TestStartGroupSendsNoCreateItsAnswerWouldNotFit(t *testing.T) {
+	names := make([]string, 2*createParallelism)
+	for i := range names {
+		names[i] = fmt.Sprintf("n%03d", i)
+	}
+	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: names}}}
+	live := fake.NewClientBuilder().WithObjects(nodeObjects(names...)...).Build()
+	c := interceptor.NewClient(live, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*batchv1.Job); ok {
+				select {
+				case <-time.After(2300 * time.Millisecond):
+				case <-ctx.Done():
+					return fmt.Errorf("reading the response: %w", ctx.Err())
+				}
+			}
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	run := testRun(makeClusterJob("disk-clean").Obj())
+	st := Derive(&p, nil, present(names...), Results{})
+	created, _, err := Member{Client: c, Live: live, Run: run}.StartGroup(ctx, &st, 0)
+	if err != nil {
+		t.Fatalf("StartGroup() error = %v, want none", err)
+	}
+	if len(created) != createParallelism {
+		t.Errorf("StartGroup() created %d Jobs, want the first wave's %d", len(created), createParallelism)
+	}
+	rec, _, err := ReadResults(context.Background(), live, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs batchv1.JobList
+	if err := live.List(context.Background(), &jobs); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rec.Nodes.Len(), len(jobs.Items); got != want {
+		t.Errorf("%d nodes recorded as starting, %d Jobs: every recorded node without a Job would fail", got, want)
+	}
+	after := Derive(&p, jobs.Items, present(names...), rec)
+	if diff := cmp.Diff(GroupState{Name: "all", Nodes: len(names), Pending: createParallelism, Running: createParallelism}, after.Groups[0]); diff != "" {
+		t.Errorf("group after the start (-want +got):\n%s", diff)
+	}
+}
+
+// TestMaySend covers the two bounds of a create's sending.
+func TestMaySend(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+	deadline := t0.Add(30 * time.Second)
+	cutoff := t0.Add(20 * time.Second)
+	cases := map[string]struct {
+		now     time.Time
+		bounded bool
+		slowest time.Duration
+		want    bool
+	}{
+		"unbounded":                                {now: t0.Add(time.Hour), slowest: time.Minute, want: true},
+		"nothing answered yet":                     {now: t0, bounded: true, want: true},
+		"fast answers, before the cutoff":          {now: t0.Add(19 * time.Second), bounded: true, slowest: 30 * time.Millisecond, want: true},
+		"at the cutoff":                            {now: cutoff, bounded: true, slowest: 30 * time.Millisecond},
+		"twice the slowest answer fits":            {now: t0.Add(10 * time.Second), bounded: true, slowest: 9 * time.Second, want: true},
+		"twice the slowest answer passes deadline": {now: t0.Add(10 * time.Second), bounded: true, slowest: 10 * time.Second},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := maySend(tc.now, cutoff, deadline, tc.bounded, tc.slowest); got != tc.want {
+				t.Errorf("maySend() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestObserveJudgesUnstartedNodesFromTheStoredRecord: a group start took
 // nodes whose creates were never sent off the record again; a cache still
 // holding the record before that must not make them lost (JobDeleted), a
