@@ -151,6 +151,12 @@ func (r *MemberRunReconciler) memberRunRow(ctx context.Context, s *memberRunScop
 		row, requeue = r.releaseAtEnd(ctx, s.cj, in, decision, row, requeue)
 	}
 	results, publishWait := nodeResults(s.mr.Status.NodeResults, in.Cluster.State, row, r.Clock.Now())
+	if publishWait > 0 && s.mr.Status.Name != "" && member.OnlySucceeded(s.mr.Status.ClusterStatus, row) {
+		// Nodes that succeeded wait for the next publication of the
+		// results (within publishInterval): a busy member would otherwise
+		// patch its MemberRun, and the ClusterJob after it, every reconcile.
+		row = s.mr.Status.ClusterStatus
+	}
 	if publishWait > 0 && (requeue == 0 || publishWait < requeue) {
 		requeue = publishWait
 	}

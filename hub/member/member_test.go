@@ -606,3 +606,56 @@ func TestRefusedNodesInTheRow(t *testing.T) {
 		},
 	})
 }
+
+// TestOnlySucceeded: the rows whose write may wait are those that only
+// moved nodes from running to succeeded; anything a decision or a user
+// acts on at once is written at once.
+func TestOnlySucceeded(t *testing.T) {
+	start := metav1.NewTime(time.Date(2026, 12, 6, 1, 0, 0, 0, time.UTC))
+	prev := fleetv1.ClusterStatus{Name: "member-1", Phase: fleetv1.ClusterRunning, Reason: fleetv1.ReasonRunning, Reachable: true,
+		StartTime: &start, CurrentGroup: ptr.To[int32](0), CurrentGroupName: "all", Groups: fleetv1.GroupCounts{Total: 2},
+		Nodes: fleetv1.NodeCounts{Total: 10, Pending: 4, Running: 5, Succeeded: 1}}
+	with := func(edit func(*fleetv1.ClusterStatus)) fleetv1.ClusterStatus {
+		row := *prev.DeepCopy()
+		edit(&row)
+		return row
+	}
+	cases := map[string]struct {
+		next fleetv1.ClusterStatus
+		want bool
+	}{
+		"two nodes succeeded": {next: with(func(r *fleetv1.ClusterStatus) { r.Nodes.Running, r.Nodes.Succeeded = 3, 3 }), want: true},
+		"the same start time, another instance": {next: with(func(r *fleetv1.ClusterStatus) {
+			r.Nodes.Running, r.Nodes.Succeeded = 4, 2
+			r.StartTime = &metav1.Time{Time: start.Local()}
+		}), want: true},
+		"nothing changed":           {next: prev},
+		"nodes started":             {next: with(func(r *fleetv1.ClusterStatus) { r.Nodes.Pending, r.Nodes.Running = 2, 7 })},
+		"a node failed":             {next: with(func(r *fleetv1.ClusterStatus) { r.Nodes.Running, r.Nodes.Failed = 4, 1 })},
+		"a node skipped":            {next: with(func(r *fleetv1.ClusterStatus) { r.Nodes.Pending, r.Nodes.Skipped = 3, 1 })},
+		"counts that do not add up": {next: with(func(r *fleetv1.ClusterStatus) { r.Nodes.Running, r.Nodes.Succeeded = 3, 2 })},
+		"succeeded, and the group finished": {next: with(func(r *fleetv1.ClusterStatus) {
+			r.Nodes.Running, r.Nodes.Succeeded = 0, 6
+			r.Groups.Completed = 1
+		})},
+		"succeeded, and the message changed": {next: with(func(r *fleetv1.ClusterStatus) {
+			r.Nodes.Running, r.Nodes.Succeeded = 4, 2
+			r.Message = "1 pod waits to start"
+		})},
+		"succeeded, and the run completed": {next: with(func(r *fleetv1.ClusterStatus) {
+			r.Nodes.Running, r.Nodes.Succeeded = 0, 6
+			r.Phase, r.Reason = fleetv1.ClusterCompleted, fleetv1.ReasonCompleted
+		})},
+		"succeeded, and unreachable": {next: with(func(r *fleetv1.ClusterStatus) {
+			r.Nodes.Running, r.Nodes.Succeeded = 4, 2
+			r.Reachable = false
+		})},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := member.OnlySucceeded(prev, tc.next); got != tc.want {
+				t.Errorf("OnlySucceeded() = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -251,6 +252,24 @@ func currentGroup(st spoke.State) int {
 		}
 	}
 	return 0
+}
+
+// OnlySucceeded tells whether next differs from prev only by nodes that
+// succeeded since: Running down and Succeeded up by as many, the rest of
+// the row the same. Such a row may wait a few seconds to be written: on a
+// busy member nearly every reconcile is one, and each write costs a
+// MemberRun patch, the ClusterJob's reconcile and a write of its status.
+// Nothing decides on it: a start (Running up), a failure, a skip, a
+// finished group or phase, a message all change more, and Running only
+// falling keeps the last written row an upper bound of the nodes disrupted
+// (what a restarted hub's budgets count until it observes the run).
+func OnlySucceeded(prev, next fleetv1.ClusterStatus) bool {
+	finished := prev.Nodes.Running - next.Nodes.Running
+	if finished <= 0 || next.Nodes.Succeeded-prev.Nodes.Succeeded != finished {
+		return false
+	}
+	next.Nodes.Running, next.Nodes.Succeeded = prev.Nodes.Running, prev.Nodes.Succeeded
+	return equality.Semantic.DeepEqual(prev, next)
 }
 
 // keepProgress carries the last known progress of a cluster the hub cannot
