@@ -367,9 +367,9 @@ func TestFeedLateEventIsNoMiss(t *testing.T) {
 func TestFeedWholeWhen(t *testing.T) {
 	run := testRun(makeClusterJob("disk-clean").Obj())
 	var records Records
-	records.put("rec", "1", Results{}, nil, "", []string{"a"})
-	records.put("rec", "2", Results{}, nil, "1", []string{"b"})
-	records.put("rec", "3", Results{}, nil, "2", nil) // merged: not known
+	records.put("rec", testRun(makeClusterJob("disk-clean").Obj()), "1", Results{}, nil, "", []string{"a"})
+	records.put("rec", testRun(makeClusterJob("disk-clean").Obj()), "2", Results{}, nil, "1", []string{"b"})
+	records.put("rec", testRun(makeClusterJob("disk-clean").Obj()), "3", Results{}, nil, "2", nil) // merged: not known
 	v := func(rv string) recordVersion { return recordVersion{uid: "rec", resourceVersion: rv} }
 	cases := []struct {
 		name      string

@@ -17,6 +17,7 @@ limitations under the License.
 package spoke
 
 import (
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -63,6 +64,17 @@ type Caches struct {
 	// Derivations are each run's derived state, and the Jobs and nodes
 	// that changed since it was derived: Observe derives those again only.
 	Derivations *Derivations
+}
+
+// Forget drops what c holds of the run of ClusterJob clusterJob in member
+// cluster: call it once the run finished there, so that its decoded plan
+// and record, its derived state and the Jobs that state points at are not
+// kept (up to maxDecodedNodes of finished runs would be).
+func (c Caches) Forget(clusterJob types.UID, cluster string) {
+	key := derivationKey(clusterJob, cluster)
+	c.Plans.forget(key)
+	c.Records.forget(key)
+	c.Derivations.Forget(clusterJob, cluster)
 }
 
 // options are m's caches with opts applied.

@@ -330,7 +330,7 @@ func decodePlan(ctx context.Context, r client.Reader, cm *corev1.ConfigMap, run 
 	if err := planLayout(run).decode(ctx, r, cm, run, &p); err != nil {
 		return plan.Plan{}, err
 	}
-	plans.put(cm.UID, p)
+	plans.put(cm.UID, run, p)
 	return p, nil
 }
 

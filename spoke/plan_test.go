@@ -418,8 +418,8 @@ func TestPlansDecodeOnce(t *testing.T) {
 func TestPlansBounded(t *testing.T) {
 	var plans Plans
 	big := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: make([]string, maxDecodedNodes/2+1)}}}
-	plans.put("one", big)
-	plans.put("two", big)
+	plans.put("one", testRun(makeClusterJob("disk-clean").Obj()), big)
+	plans.put("two", testRun(makeClusterJob("disk-clean").Obj()), big)
 	if _, ok := plans.get("one"); ok {
 		t.Error("the cache holds more than maxDecodedNodes nodes")
 	}

@@ -37,6 +37,8 @@ const maxDecodedNodes = 500_000
 type Plans struct {
 	mu    sync.Mutex
 	plans map[types.UID]plan.Plan
+	// runs names the plan of each run (derivationKey), for Forget.
+	runs  map[string]types.UID
 	nodes int
 }
 
@@ -50,9 +52,9 @@ func (ps *Plans) get(uid types.UID) (plan.Plan, bool) {
 	return p, ok
 }
 
-// put keeps p. Past maxDecodedNodes it starts over: plans of finished and
+// put keeps p, run's plan. Past maxDecodedNodes it starts over: plans of
 // deleted runs go with the rest, and live ones are decoded again once.
-func (ps *Plans) put(uid types.UID, p plan.Plan) {
+func (ps *Plans) put(uid types.UID, run Run, p plan.Plan) {
 	if ps == nil || uid == "" {
 		return
 	}
@@ -60,11 +62,27 @@ func (ps *Plans) put(uid types.UID, p plan.Plan) {
 	defer ps.mu.Unlock()
 	n := p.NodeCount() + len(p.Skipped)
 	if ps.plans == nil || ps.nodes+n > maxDecodedNodes {
-		ps.plans, ps.nodes = map[types.UID]plan.Plan{}, 0
+		ps.plans, ps.runs, ps.nodes = map[types.UID]plan.Plan{}, map[string]types.UID{}, 0
 	}
 	if _, ok := ps.plans[uid]; !ok {
 		ps.plans[uid] = p
+		ps.runs[derivationKey(run.ClusterJob.UID, run.Cluster)] = uid
 		ps.nodes += n
+	}
+}
+
+// forget drops the plan of the run named key (derivationKey).
+func (ps *Plans) forget(key string) {
+	if ps == nil {
+		return
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if uid, ok := ps.runs[key]; ok {
+		p := ps.plans[uid]
+		ps.nodes -= p.NodeCount() + len(p.Skipped)
+		delete(ps.plans, uid)
+		delete(ps.runs, key)
 	}
 }
 
@@ -78,7 +96,9 @@ func (ps *Plans) put(uid types.UID, p plan.Plan) {
 type Records struct {
 	mu      sync.Mutex
 	records map[types.UID]record
-	nodes   int
+	// runs names the record of each run (derivationKey), for Forget.
+	runs  map[string]types.UID
+	nodes int
 }
 
 type record struct {
@@ -149,11 +169,11 @@ func (rs *Records) encode(stored *corev1.ConfigMap, res Results, changed []strin
 	return encodeRecord(res)
 }
 
-// put keeps res, encoded as enc, as the content of ConfigMap uid at
-// resourceVersion, written over version from ("": created) changing the
-// nodes changed (nil: not known). Past maxDecodedNodes it starts over, as
-// Plans does.
-func (rs *Records) put(uid types.UID, resourceVersion string, res Results, enc *encodedRecord, from string, changed []string) {
+// put keeps res, encoded as enc, as the content of ConfigMap uid, run's
+// record, at resourceVersion, written over version from ("": created)
+// changing the nodes changed (nil: not known). Past maxDecodedNodes it
+// starts over, as Plans does.
+func (rs *Records) put(uid types.UID, run Run, resourceVersion string, res Results, enc *encodedRecord, from string, changed []string) {
 	if rs == nil || uid == "" || resourceVersion == "" {
 		return
 	}
@@ -162,14 +182,29 @@ func (rs *Records) put(uid types.UID, resourceVersion string, res Results, enc *
 	prev := rs.records[uid]
 	old := prev.results.Nodes.Len()
 	if rs.records == nil || rs.nodes-old+res.Nodes.Len() > maxDecodedNodes {
-		rs.records, rs.nodes, old = map[types.UID]record{}, 0, 0
+		rs.records, rs.runs, rs.nodes, old = map[types.UID]record{}, map[string]types.UID{}, 0, 0
 	}
+	rs.runs[derivationKey(run.ClusterJob.UID, run.Cluster)] = uid
 	writes := append(prev.writes, recordWrite{from: from, resourceVersion: resourceVersion, changed: changed})
 	if len(writes) > maxRecordWrites {
 		writes = writes[len(writes)-maxRecordWrites:]
 	}
 	rs.records[uid] = record{resourceVersion: resourceVersion, results: res, encoded: enc, writes: slices.Clip(writes)}
 	rs.nodes += res.Nodes.Len() - old
+}
+
+// forget drops the record of the run named key (derivationKey).
+func (rs *Records) forget(key string) {
+	if rs == nil {
+		return
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if uid, ok := rs.runs[key]; ok {
+		rs.nodes -= rs.records[uid].results.Nodes.Len()
+		delete(rs.records, uid)
+		delete(rs.runs, key)
+	}
 }
 
 // changedSince names the nodes the writes of ConfigMap uid changed from

@@ -128,7 +128,7 @@ func TestRecordsEncodeCatchesAnUnnamedChange(t *testing.T) {
 		t.Fatal(err)
 	}
 	stored := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{UID: "record", ResourceVersion: "7"}}
-	records.put(stored.UID, stored.ResourceVersion, prev, enc, "", nil)
+	records.put(stored.UID, testRun(makeClusterJob("disk-clean").Obj()), stored.ResourceVersion, prev, enc, "", nil)
 	next := ResultsOf(map[string]NodeResult{"a": {Phase: NodeSucceeded}, "b": {Phase: NodeRunning}, "c": {Phase: NodeStarting}})
 	got, err := records.encode(stored, next, []string{"a"}) // c not named
 	if err != nil {

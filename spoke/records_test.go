@@ -18,16 +18,19 @@ package spoke
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/fleetjob/fleetjob/pkg/naming"
+	"github.com/fleetjob/fleetjob/pkg/plan"
 )
 
 // TestRecordsReadBackOwnWrite: the record RecordResults wrote is read back
@@ -66,12 +69,12 @@ func TestRecordsReadBackOwnWrite(t *testing.T) {
 	if err := reader.Get(context.Background(), client.ObjectKeyFromObject(cm), stored); err != nil {
 		t.Fatal(err)
 	}
-	records.put(stored.UID, stored.ResourceVersion, want, nil, "", nil)
+	records.put(stored.UID, testRun(makeClusterJob("disk-clean").Obj()), stored.ResourceVersion, want, nil, "", nil)
 	got, _, err := readResults(context.Background(), reader, run, &records)
 	if err != nil || !cmp.Equal(want, got) {
 		t.Errorf("readResults() at the written version = %v, %v; want %v from Records", got, err, want)
 	}
-	records.put(stored.UID, "another-version", want, nil, "", nil)
+	records.put(stored.UID, testRun(makeClusterJob("disk-clean").Obj()), "another-version", want, nil, "", nil)
 	if _, _, err := readResults(context.Background(), reader, run, &records); err == nil || !strings.Contains(err.Error(), "decoding results.json") {
 		t.Errorf("readResults() at another version: error = %v, want the document decoded (and failing)", err)
 	}
@@ -84,16 +87,52 @@ func TestRecordsBounded(t *testing.T) {
 		nodes[n] = NodeResult{Phase: NodeSucceeded}
 	}
 	big := ResultsOf(nodes)
-	records.put("a", "1", big, nil, "", nil)
-	records.put("a", "2", big, nil, "", nil) // replaces a's entry: still one record's nodes
+	records.put("a", testRun(makeClusterJob("disk-clean").Obj()), "1", big, nil, "", nil)
+	records.put("a", testRun(makeClusterJob("disk-clean").Obj()), "2", big, nil, "", nil) // replaces a's entry: still one record's nodes
 	if _, ok := records.get("a", "2"); !ok || records.nodes != big.Nodes.Len() {
 		t.Fatalf("after replacing a: %d nodes kept, want %d", records.nodes, big.Nodes.Len())
 	}
-	records.put("b", "1", big, nil, "", nil) // past the bound: starts over
+	records.put("b", testRun(makeClusterJob("disk-clean").Obj()), "1", big, nil, "", nil) // past the bound: starts over
 	if _, ok := records.get("a", "2"); ok {
 		t.Error("Records kept more than maxDecodedNodes")
 	}
 	if _, ok := records.get("b", "1"); !ok || records.nodes != big.Nodes.Len() {
 		t.Errorf("after starting over: b kept %v, %d nodes", ok, records.nodes)
+	}
+}
+
+// TestCachesForget: a run that finished in its member leaves nothing in
+// the caches, and another run's entries stay.
+func TestCachesForget(t *testing.T) {
+	done := testRun(makeClusterJob("done").UID("uid-done").Obj())
+	running := testRun(makeClusterJob("running").UID("uid-running").Obj())
+	results := ResultsOf(map[string]NodeResult{"a": {Phase: NodeSucceeded}, "b": {Phase: NodeSucceeded}})
+	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: []string{"a", "b"}}}}
+	caches := Caches{Plans: &Plans{}, Records: &Records{}, Derivations: &Derivations{}}
+	for _, r := range []struct {
+		run       Run
+		plan, rec types.UID
+	}{{done, "plan-done", "rec-done"}, {running, "plan-running", "rec-running"}} {
+		caches.Plans.put(r.plan, r.run, p)
+		caches.Records.put(r.rec, r.run, "1", results, nil, "", nil)
+		caches.Derivations.of(r.run, r.plan, 2).mu.Unlock()
+	}
+
+	caches.Forget(done.ClusterJob.UID, done.Cluster)
+
+	if _, ok := caches.Plans.get("plan-done"); ok {
+		t.Error("the finished run's plan is kept")
+	}
+	if _, ok := caches.Records.get("rec-done", "1"); ok {
+		t.Error("the finished run's record is kept")
+	}
+	if _, ok := caches.Plans.get("plan-running"); !ok {
+		t.Error("the running run's plan is gone")
+	}
+	if _, ok := caches.Records.get("rec-running", "1"); !ok {
+		t.Error("the running run's record is gone")
+	}
+	if got := []int{caches.Plans.nodes, caches.Records.nodes, caches.Derivations.nodes}; !slices.Equal(got, []int{2, 2, 2}) {
+		t.Errorf("nodes held by plans, records, derivations = %v, want the running run's 2 each", got)
 	}
 }

@@ -366,7 +366,7 @@ func (m Member) writeResults(ctx context.Context, res Results, changed []string,
 	if stored != nil {
 		from = stored.ResourceVersion
 	}
-	m.Caches.Records.put(cm.UID, cm.ResourceVersion, res, enc, from, changed)
+	m.Caches.Records.put(cm.UID, m.Run, cm.ResourceVersion, res, enc, from, changed)
 	return cm, nil
 }
 

@@ -55,7 +55,7 @@ func (r *MemberRunReconciler) finalizeMemberRun(ctx context.Context, mr *fleetv1
 	if ours {
 		// A copy naming the run's UID must not reset the run's bounds.
 		r.starts.forget(watchKey(mr.Spec.ClusterJobUID, mr.Spec.Cluster))
-		r.derivations.Forget(types.UID(mr.Spec.ClusterJobUID), mr.Spec.Cluster)
+		r.caches().Forget(types.UID(mr.Spec.ClusterJobUID), mr.Spec.Cluster)
 	}
 	if !controllerutil.ContainsFinalizer(mr, Finalizer) {
 		return ctrl.Result{}, nil

@@ -170,7 +170,7 @@ func (r *MemberRunReconciler) memberRunWritten(s *memberRunScope, in member.Inpu
 	if row.Phase.IsFinished() {
 		// Never reconciled again but to be deleted.
 		r.starts.forget(watchKey(s.mr.Spec.ClusterJobUID, s.mr.Spec.Cluster))
-		r.derivations.Forget(types.UID(s.mr.Spec.ClusterJobUID), s.mr.Spec.Cluster)
+		r.caches().Forget(types.UID(s.mr.Spec.ClusterJobUID), s.mr.Spec.Cluster)
 		r.ledger.Forget(s.key)
 		observeLastGroup(in.Cluster.State)
 	}

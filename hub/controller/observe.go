@@ -182,10 +182,15 @@ func (r *MemberRunReconciler) member(ctx context.Context, cj *fleetv1.ClusterJob
 		Client:    cl.GetClient(),
 		Live:      cl.GetAPIReader(),
 		Run:       spoke.Run{ClusterJob: cj, Cluster: m.Name, Namespace: m.Namespace, Hub: r.Options.HubID, ClusterID: m.ClusterID},
-		Caches:    spoke.Caches{Plans: &r.plans, Records: &r.records, Derivations: &r.derivations},
+		Caches:    r.caches(),
 		Informers: clusters.InformersOf(cl),
 		Indexed:   true,
 	}, true
+}
+
+// caches are the hub's caches of its runs in the members.
+func (r *MemberRunReconciler) caches() spoke.Caches {
+	return spoke.Caches{Plans: &r.plans, Records: &r.records, Derivations: &r.derivations}
 }
 
 // forEach runs fn(0..n-1) with at most Parallelism at once: hundreds of
