@@ -227,9 +227,10 @@ func (r *MemberRunReconciler) startGroup(ctx context.Context, cj *fleetv1.Cluste
 		// Sharded, the writes end at the replica's fence: the start stops
 		// sending creates a third before its deadline, so none is cut in
 		// flight there, which would fail its node (a create cut cannot say
-		// whether it happened); those not sent start next time.
+		// whether it happened); those not sent start next time, once
+		// taken off the record again, which must be before the fence too.
 		var cancelFence context.CancelFunc
-		ctx, cancelFence = context.WithDeadline(ctx, until)
+		ctx, cancelFence = context.WithDeadline(ctx, fencedStartDeadline(r.Clock.Now(), until))
 		defer cancelFence()
 	}
 	var finished time.Time
@@ -351,4 +352,13 @@ func eventAction(verb, cluster string) string {
 		return verb
 	}
 	return verb + " cluster " + naming.LabelValue(cluster)
+}
+
+// fencedStartDeadline is when a group start ends under a fence that ends
+// the replica's writes to the member at until: a third of the time left
+// before it is kept for the write that takes the nodes whose creates were
+// not sent off the record again. The fence refuses that write after
+// until, and the nodes, recorded as starting without a Job, would fail.
+func fencedStartDeadline(now, until time.Time) time.Time {
+	return until.Add(-max(0, until.Sub(now)) / 3)
 }

@@ -19,6 +19,7 @@ package controller
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -53,5 +54,26 @@ func TestHeldNotes(t *testing.T) {
 	}
 	if diff := cmp.Diff(want[40-maxHeldNotes:], h.take(b), cmp.AllowUnexported(note{})); diff != "" {
 		t.Errorf("held after 40 failed writes, the latest kept (-want +got):\n%s", diff)
+	}
+}
+
+// TestFencedStartDeadline: a start under a fence ends a third of the time
+// left before it, so that the write taking back the nodes not created
+// still goes out before the fence refuses it.
+func TestFencedStartDeadline(t *testing.T) {
+	now := time.Date(2026, 12, 6, 2, 0, 0, 0, time.UTC)
+	cases := map[string]struct {
+		until, want time.Time
+	}{
+		"a renewed claim":  {until: now.Add(15 * time.Second), want: now.Add(10 * time.Second)},
+		"a claim near out": {until: now.Add(3 * time.Second), want: now.Add(2 * time.Second)},
+		"a fence passed":   {until: now.Add(-time.Second), want: now.Add(-time.Second)},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := fencedStartDeadline(now, tc.until); !got.Equal(tc.want) {
+				t.Errorf("fencedStartDeadline() = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }
