@@ -407,9 +407,10 @@ type createResult struct {
 // new creations after the first error that is not a conflict, at
 // createCutoff, or once the slowest answer yet says that one sent now
 // would not be answered in time (maySend): a creation not started returns
-// the error that stopped them (none at a cutoff), and is refused. Creations under way are
-// not cancelled: each ends with the API server's answer, so that as few
-// creates as can be are left without saying whether they happened.
+// the error that stopped them (none at a cutoff), and is refused.
+// Creations under way are not cancelled: each ends with the API server's
+// answer, so that as few creates as can be are left without saying
+// whether they happened.
 func (m Member) createAll(ctx context.Context, jobs []*batchv1.Job) []createResult {
 	var stopped atomic.Bool
 	var slowest atomic.Int64 // the slowest answer yet, in nanoseconds
