@@ -321,22 +321,62 @@ func TestStartGroupOutlivesCancel(t *testing.T) {
 // without a Job (it would fail, NotStarted or JobDeleted, though it never
 // ran), and the next reconcile creates the rest.
 func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
-	names := make([]string, 100)
-	for i := range names {
-		names[i] = fmt.Sprintf("n%03d", i)
-	}
-	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: names}}}
-	live := fake.NewClientBuilder().WithObjects(nodeObjects(names...)...).Build()
 	// Each Job takes a slow member 2 s to create: 32 at a time, the whole
 	// group would take 8 s, and a fourth wave sent at 6 s would be cut by
 	// a 7.5 s deadline; the cutoff (7.5 s less a third: 5 s) stops it being
 	// sent, and leaves the third wave (sent at 4 s, done at 6 s) a second
 	// and a half of room on a loaded machine.
+	const nodes = 100
+	created, unbacked, group := startOnSlowMember(t, nodes, 2*time.Second, 7500*time.Millisecond)
+	if len(created) == 0 || len(created) == nodes {
+		t.Fatalf("StartGroup() created %d Jobs, want some but not all: the test did not cut the start", len(created))
+	}
+	if len(unbacked) > 0 {
+		t.Errorf("%d nodes recorded as starting have no Job and would fail: %v", len(unbacked), unbacked)
+	}
+	if got, want := group.Pending, nodes-len(created); got != want {
+		t.Errorf("pending after the start = %d, want %d (the nodes not created, for the next reconcile)", got, want)
+	}
+}
+
+// TestStartGroupSendsNoCreateItsAnswerWouldNotFit: a member whose creates
+// take 2.3 s, under a 4 s deadline. createCutoff alone (4 s less a third)
+// would send a second wave at 2.3 s, whose answers would come after the
+// deadline: 32 nodes recorded without a Job, failed though they never ran.
+// After the first answers, no create is sent that twice the slowest answer
+// would not bring back in time.
+func TestStartGroupSendsNoCreateItsAnswerWouldNotFit(t *testing.T) {
+	created, unbacked, group := startOnSlowMember(t, 2*createParallelism, 2300*time.Millisecond, 4*time.Second)
+	if len(created) != createParallelism {
+		t.Errorf("StartGroup() created %d Jobs, want the first wave's %d", len(created), createParallelism)
+	}
+	if len(unbacked) > 0 {
+		t.Errorf("%d nodes recorded as starting have no Job and would fail: %v", len(unbacked), unbacked)
+	}
+	want := GroupState{Name: "all", Nodes: 2 * createParallelism, Pending: createParallelism, Running: createParallelism}
+	if diff := cmp.Diff(want, group); diff != "" {
+		t.Errorf("group after the start (-want +got):\n%s", diff)
+	}
+}
+
+// startOnSlowMember starts the one group of n nodes on a member whose Job
+// creates take createTakes each (or end with their context, as a real
+// client's do), under deadline. It returns the Jobs created, the nodes
+// recorded as starting without a Job (they would fail though they never
+// ran), and the group as derived from the member after the start.
+func startOnSlowMember(t *testing.T, n int, createTakes, deadline time.Duration) (created []batchv1.Job, unbacked []string, group GroupState) {
+	t.Helper()
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("n%03d", i)
+	}
+	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: names}}}
+	live := fake.NewClientBuilder().WithObjects(nodeObjects(names...)...).Build()
 	c := interceptor.NewClient(live, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if _, ok := obj.(*batchv1.Job); ok {
 				select {
-				case <-time.After(2 * time.Second):
+				case <-time.After(createTakes):
 				case <-ctx.Done():
 					return fmt.Errorf("reading the response: %w", ctx.Err()) // what a real client says
 				}
@@ -344,16 +384,13 @@ func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
 			return c.Create(ctx, obj, opts...)
 		},
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 7500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	run := testRun(makeClusterJob("disk-clean").Obj())
 	st := Derive(&p, nil, present(names...), Results{})
 	created, _, err := Member{Client: c, Live: live, Run: run}.StartGroup(ctx, &st, 0)
 	if err != nil {
 		t.Fatalf("StartGroup() error = %v, want none: the Jobs created wake the next reconcile", err)
-	}
-	if len(created) == 0 || len(created) == len(names) {
-		t.Fatalf("StartGroup() created %d Jobs, want some but not all: the test did not cut the start", len(created))
 	}
 	rec, _, err := ReadResults(context.Background(), live, run)
 	if err != nil {
@@ -367,72 +404,12 @@ func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
 	for _, j := range jobs.Items {
 		withJob[j.Annotations[fleetv1.NodeAnnotation]] = true
 	}
-	var unbacked []string
 	for node := range rec.Nodes.All() {
 		if !withJob[node] {
 			unbacked = append(unbacked, node)
 		}
 	}
-	if len(unbacked) > 0 {
-		t.Errorf("%d nodes recorded as starting have no Job and would fail: %v", len(unbacked), unbacked)
-	}
-	after := Derive(&p, jobs.Items, present(names...), rec)
-	if got, want := after.Groups[0].Pending, len(names)-len(created); got != want {
-		t.Errorf("pending after the start = %d, want %d (the nodes not created, for the next reconcile)", got, want)
-	}
-}
-
-// TestStartGroupSendsNoCreateItsAnswerWouldNotFit: a member whose creates
-// take 2.3 s, under a 4 s deadline. createCutoff alone (4 s less a third)
-// would send a second wave at 2.3 s, whose answers would come after the
-// deadline: 32 nodes recorded without a Job, failed though they never ran.
-// After the first answers, no create is sent that twice the slowest answer
-// would not bring back in time.
-func TestStartGroupSendsNoCreateItsAnswerWouldNotFit(t *testing.T) {
-	names := make([]string, 2*createParallelism)
-	for i := range names {
-		names[i] = fmt.Sprintf("n%03d", i)
-	}
-	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: names}}}
-	live := fake.NewClientBuilder().WithObjects(nodeObjects(names...)...).Build()
-	c := interceptor.NewClient(live, interceptor.Funcs{
-		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			if _, ok := obj.(*batchv1.Job); ok {
-				select {
-				case <-time.After(2300 * time.Millisecond):
-				case <-ctx.Done():
-					return fmt.Errorf("reading the response: %w", ctx.Err())
-				}
-			}
-			return c.Create(ctx, obj, opts...)
-		},
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
-	defer cancel()
-	run := testRun(makeClusterJob("disk-clean").Obj())
-	st := Derive(&p, nil, present(names...), Results{})
-	created, _, err := Member{Client: c, Live: live, Run: run}.StartGroup(ctx, &st, 0)
-	if err != nil {
-		t.Fatalf("StartGroup() error = %v, want none", err)
-	}
-	if len(created) != createParallelism {
-		t.Errorf("StartGroup() created %d Jobs, want the first wave's %d", len(created), createParallelism)
-	}
-	rec, _, err := ReadResults(context.Background(), live, run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var jobs batchv1.JobList
-	if err := live.List(context.Background(), &jobs); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := rec.Nodes.Len(), len(jobs.Items); got != want {
-		t.Errorf("%d nodes recorded as starting, %d Jobs: every recorded node without a Job would fail", got, want)
-	}
-	after := Derive(&p, jobs.Items, present(names...), rec)
-	if diff := cmp.Diff(GroupState{Name: "all", Nodes: len(names), Pending: createParallelism, Running: createParallelism}, after.Groups[0]); diff != "" {
-		t.Errorf("group after the start (-want +got):\n%s", diff)
-	}
+	return created, unbacked, Derive(&p, jobs.Items, present(names...), rec).Groups[0]
 }
 
 // TestMaySend covers the two bounds of a create's sending.
