@@ -128,9 +128,16 @@ func (m Member) StartGroup(ctx context.Context, st *State, group int, opts ...Ob
 		}
 	}
 	// From here the nodes are recorded as starting, then their Jobs are
-	// made: cut between the two by the hub stopping (a shutdown, a leader
-	// handing over), the nodes whose Jobs were never created would fail. The
-	// caller's cancellation does not cut it short; its deadline bounds it.
+	// made: cut between the two, the nodes whose Jobs were never created
+	// would fail. So the caller's cancellation (a hub stopping, a leader
+	// handing over) does not cut the start: it stops the sending of
+	// creates, those under way are answered, and the nodes not sent are
+	// taken off the record again, within the start's deadline and one
+	// write. The hub waits for that before it exits.
+	if err := ctx.Err(); err != nil {
+		return nil, nil, errors.Join(drainErr, err)
+	}
+	stop := ctx.Done()
 	ctx, cancel := uncancelled(ctx)
 	defer cancel()
 	fresh, err := m.writeAhead(ctx, st, starting, skipped, o.drain.Results)
@@ -143,7 +150,7 @@ func (m Member) StartGroup(ctx context.Context, st *State, group int, opts ...Ob
 			jobs = append(jobs, BuildJob(m.Run, n.Node, group, n.GroupName))
 		}
 	}
-	results := m.createAll(ctx, jobs)
+	results := m.createAll(ctx, stop, jobs)
 	var created []batchv1.Job
 	var conflicts, failures []error
 	var refused []string
@@ -405,13 +412,13 @@ type createResult struct {
 
 // createAll creates jobs, createParallelism at a time, and stops starting
 // new creations after the first error that is not a conflict, at
-// createCutoff, or once the slowest answer yet says that one sent now
-// would not be answered in time (maySend): a creation not started returns
-// the error that stopped them (none at a cutoff), and is refused.
-// Creations under way are not cancelled: each ends with the API server's
-// answer, so that as few creates as can be are left without saying
-// whether they happened.
-func (m Member) createAll(ctx context.Context, jobs []*batchv1.Job) []createResult {
+// createCutoff, once the slowest answer yet says that one sent now would
+// not be answered in time (maySend), or once stop is closed (the caller
+// stopping): a creation not started returns the error that stopped them
+// (none at a cutoff), and is refused. Creations under way are not
+// cancelled: each ends with the API server's answer, so that as few
+// creates as can be are left without saying whether they happened.
+func (m Member) createAll(ctx context.Context, stop <-chan struct{}, jobs []*batchv1.Job) []createResult {
 	var stopped atomic.Bool
 	var slowest atomic.Int64 // the slowest answer yet, in nanoseconds
 	results := make([]createResult, len(jobs))
@@ -420,7 +427,7 @@ func (m Member) createAll(ctx context.Context, jobs []*batchv1.Job) []createResu
 	// Not ctx: every piece runs, to say whether it was sent.
 	workqueue.ParallelizeUntil(context.Background(), createParallelism, len(jobs), func(i int) {
 		sent := time.Now()
-		if stopped.Load() || ctx.Err() != nil || !maySend(sent, cutoff, deadline, bounded, time.Duration(slowest.Load())) {
+		if stopped.Load() || ctx.Err() != nil || closed(stop) || !maySend(sent, cutoff, deadline, bounded, time.Duration(slowest.Load())) {
 			return
 		}
 		results[i] = m.createJob(ctx, jobs[i])
@@ -435,6 +442,9 @@ func (m Member) createAll(ctx context.Context, jobs []*batchv1.Job) []createResu
 		}
 	})
 	cause := ctx.Err()
+	if cause == nil && closed(stop) {
+		cause = errStopped
+	}
 	for _, r := range results {
 		var conflict *ConflictError
 		if r.err != nil && !errors.As(r.err, &conflict) {
@@ -448,6 +458,20 @@ func (m Member) createAll(ctx context.Context, jobs []*batchv1.Job) []createResu
 		}
 	}
 	return results
+}
+
+// errStopped is why the creates a group start did not send were not sent
+// when its caller stopped.
+var errStopped = errors.New("the hub stopped before their creates were sent")
+
+// closed tells whether c is closed; a nil c never is.
+func closed(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 // createJob creates job. made is false when it already existed as the run's

@@ -274,10 +274,12 @@ func TestStartGroupRechecksNodes(t *testing.T) {
 	}
 }
 
-// TestStartGroupOutlivesCancel stops the caller right after the group's
-// nodes were recorded as starting, as a hub shutting down does: their Jobs
-// are still created, or the nodes would fail with no Job ever made.
-func TestStartGroupOutlivesCancel(t *testing.T) {
+// TestStartGroupStoppedAfterItsRecord stops the caller right after the
+// group's nodes were recorded as starting, as a hub shutting down does: no
+// create is sent any more, and the nodes are taken off the record again,
+// Pending for the next reconcile. Left recorded without a Job, they would
+// fail though they never ran.
+func TestStartGroupStoppedAfterItsRecord(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cancelOnRecord := func(err error) error {
@@ -302,15 +304,53 @@ func TestStartGroupOutlivesCancel(t *testing.T) {
 		},
 	})
 	st := Derive(&fourNodes, nil, present("a", "b", "c", "d"), Results{})
-	created, _, err := Member{Client: c, Live: live, Run: testRun(makeClusterJob("disk-clean").Obj())}.StartGroup(ctx, &st, 0)
-	if err != nil {
-		t.Fatalf("StartGroup() error = %v", err)
-	}
+	run := testRun(makeClusterJob("disk-clean").Obj())
+	created, _, err := Member{Client: c, Live: live, Run: run}.StartGroup(ctx, &st, 0)
 	if ctx.Err() == nil {
 		t.Fatal("the caller was not stopped: the test did not cut the start")
 	}
-	if diff := cmp.Diff([]string{"a", "b"}, jobNodes(created)); diff != "" {
-		t.Errorf("StartGroup() created mismatch (-want +got):\n%s", diff)
+	if !errors.Is(err, errStopped) {
+		t.Errorf("StartGroup() error = %v, want %v", err, errStopped)
+	}
+	if len(created) > 0 {
+		t.Errorf("StartGroup() created Jobs for %v after its caller stopped, want none", jobNodes(created))
+	}
+	rec, _, err := ReadResults(context.Background(), live, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs batchv1.JobList
+	if err := live.List(context.Background(), &jobs); err != nil {
+		t.Fatal(err)
+	}
+	want := GroupState{Name: "batch-1", Nodes: 2, Pending: 2}
+	if diff := cmp.Diff(want, Derive(&fourNodes, jobs.Items, present("a", "b", "c", "d"), rec).Groups[0]); diff != "" {
+		t.Errorf("group after the stopped start (-want +got):\n%s", diff)
+	}
+}
+
+// TestStartGroupStoppedMidway stops the caller while the first creates
+// are under way on a slow member: they are answered and their Jobs kept,
+// no other create is sent, and the nodes not sent are Pending again; none
+// is left recorded without a Job. The stop ends the start within the
+// answers under way, not at its deadline.
+func TestStartGroupStoppedMidway(t *testing.T) {
+	s := startOnSlowMember(t, slowStart{nodes: 3 * createParallelism, createTakes: time.Second, deadline: time.Minute, stopAfter: 500 * time.Millisecond})
+	if !errors.Is(s.err, errStopped) {
+		t.Errorf("StartGroup() error = %v, want %v", s.err, errStopped)
+	}
+	if len(s.created) != createParallelism {
+		t.Errorf("StartGroup() created %d Jobs, want the %d under way when it was stopped", len(s.created), createParallelism)
+	}
+	if len(s.unbacked) > 0 {
+		t.Errorf("%d nodes recorded as starting have no Job and would fail: %v", len(s.unbacked), s.unbacked)
+	}
+	want := GroupState{Name: "all", Nodes: 3 * createParallelism, Pending: 2 * createParallelism, Running: createParallelism}
+	if diff := cmp.Diff(want, s.group); diff != "" {
+		t.Errorf("group after the start (-want +got):\n%s", diff)
+	}
+	if s.took > 10*time.Second {
+		t.Errorf("StartGroup() returned %s after it was stopped, want within the creates under way (1 s) and a write", s.took)
 	}
 }
 
@@ -327,14 +367,17 @@ func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
 	// sent, and leaves the third wave (sent at 4 s, done at 6 s) a second
 	// and a half of room on a loaded machine.
 	const nodes = 100
-	created, unbacked, group := startOnSlowMember(t, nodes, 2*time.Second, 7500*time.Millisecond)
-	if len(created) == 0 || len(created) == nodes {
-		t.Fatalf("StartGroup() created %d Jobs, want some but not all: the test did not cut the start", len(created))
+	s := startOnSlowMember(t, slowStart{nodes: nodes, createTakes: 2 * time.Second, deadline: 7500 * time.Millisecond})
+	if s.err != nil {
+		t.Fatalf("StartGroup() error = %v, want none: the Jobs created wake the next reconcile", s.err)
 	}
-	if len(unbacked) > 0 {
-		t.Errorf("%d nodes recorded as starting have no Job and would fail: %v", len(unbacked), unbacked)
+	if len(s.created) == 0 || len(s.created) == nodes {
+		t.Fatalf("StartGroup() created %d Jobs, want some but not all: the test did not cut the start", len(s.created))
 	}
-	if got, want := group.Pending, nodes-len(created); got != want {
+	if len(s.unbacked) > 0 {
+		t.Errorf("%d nodes recorded as starting have no Job and would fail: %v", len(s.unbacked), s.unbacked)
+	}
+	if got, want := s.group.Pending, nodes-len(s.created); got != want {
 		t.Errorf("pending after the start = %d, want %d (the nodes not created, for the next reconcile)", got, want)
 	}
 }
@@ -346,27 +389,45 @@ func TestStartGroupStopsBeforeItsDeadline(t *testing.T) {
 // After the first answers, no create is sent that twice the slowest answer
 // would not bring back in time.
 func TestStartGroupSendsNoCreateItsAnswerWouldNotFit(t *testing.T) {
-	created, unbacked, group := startOnSlowMember(t, 2*createParallelism, 2300*time.Millisecond, 4*time.Second)
-	if len(created) != createParallelism {
-		t.Errorf("StartGroup() created %d Jobs, want the first wave's %d", len(created), createParallelism)
+	s := startOnSlowMember(t, slowStart{nodes: 2 * createParallelism, createTakes: 2300 * time.Millisecond, deadline: 4 * time.Second})
+	if s.err != nil {
+		t.Fatalf("StartGroup() error = %v, want none: the Jobs created wake the next reconcile", s.err)
 	}
-	if len(unbacked) > 0 {
-		t.Errorf("%d nodes recorded as starting have no Job and would fail: %v", len(unbacked), unbacked)
+	if len(s.created) != createParallelism {
+		t.Errorf("StartGroup() created %d Jobs, want the first wave's %d", len(s.created), createParallelism)
+	}
+	if len(s.unbacked) > 0 {
+		t.Errorf("%d nodes recorded as starting have no Job and would fail: %v", len(s.unbacked), s.unbacked)
 	}
 	want := GroupState{Name: "all", Nodes: 2 * createParallelism, Pending: createParallelism, Running: createParallelism}
-	if diff := cmp.Diff(want, group); diff != "" {
+	if diff := cmp.Diff(want, s.group); diff != "" {
 		t.Errorf("group after the start (-want +got):\n%s", diff)
 	}
 }
 
-// startOnSlowMember starts the one group of n nodes on a member whose Job
-// creates take createTakes each (or end with their context, as a real
-// client's do), under deadline. It returns the Jobs created, the nodes
-// recorded as starting without a Job (they would fail though they never
-// ran), and the group as derived from the member after the start.
-func startOnSlowMember(t *testing.T, n int, createTakes, deadline time.Duration) (created []batchv1.Job, unbacked []string, group GroupState) {
+// slowStart is a group start on a member whose Job creates each take
+// createTakes: the group's nodes, the start's deadline, and when its caller
+// stops it (0: never).
+type slowStart struct {
+	nodes                            int
+	createTakes, deadline, stopAfter time.Duration
+}
+
+// slowStarted is how a slowStart ended: what StartGroup returned, how long
+// it took after its caller stopped it, the nodes recorded as starting
+// without a Job, and the group as the member holds it after.
+type slowStarted struct {
+	created  []batchv1.Job
+	err      error
+	took     time.Duration
+	unbacked []string
+	group    GroupState
+}
+
+// startOnSlowMember runs s.
+func startOnSlowMember(t *testing.T, s slowStart) slowStarted {
 	t.Helper()
-	names := make([]string, n)
+	names := make([]string, s.nodes)
 	for i := range names {
 		names[i] = fmt.Sprintf("n%03d", i)
 	}
@@ -376,7 +437,7 @@ func startOnSlowMember(t *testing.T, n int, createTakes, deadline time.Duration)
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if _, ok := obj.(*batchv1.Job); ok {
 				select {
-				case <-time.After(createTakes):
+				case <-time.After(s.createTakes):
 				case <-ctx.Done():
 					return fmt.Errorf("reading the response: %w", ctx.Err()) // what a real client says
 				}
@@ -384,13 +445,22 @@ func startOnSlowMember(t *testing.T, n int, createTakes, deadline time.Duration)
 			return c.Create(ctx, obj, opts...)
 		},
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	ctx, cancel := context.WithTimeout(context.Background(), s.deadline)
 	defer cancel()
+	var stopped atomic.Int64 // when the caller stopped, in Unix nanoseconds
+	if s.stopAfter > 0 {
+		timer := time.AfterFunc(s.stopAfter, func() {
+			stopped.Store(time.Now().UnixNano())
+			cancel()
+		})
+		defer timer.Stop()
+	}
 	run := testRun(makeClusterJob("disk-clean").Obj())
 	st := Derive(&p, nil, present(names...), Results{})
-	created, _, err := Member{Client: c, Live: live, Run: run}.StartGroup(ctx, &st, 0)
-	if err != nil {
-		t.Fatalf("StartGroup() error = %v, want none: the Jobs created wake the next reconcile", err)
+	var out slowStarted
+	out.created, _, out.err = Member{Client: c, Live: live, Run: run}.StartGroup(ctx, &st, 0)
+	if at := stopped.Load(); at > 0 {
+		out.took = time.Since(time.Unix(0, at))
 	}
 	rec, _, err := ReadResults(context.Background(), live, run)
 	if err != nil {
@@ -406,10 +476,11 @@ func startOnSlowMember(t *testing.T, n int, createTakes, deadline time.Duration)
 	}
 	for node := range rec.Nodes.All() {
 		if !withJob[node] {
-			unbacked = append(unbacked, node)
+			out.unbacked = append(out.unbacked, node)
 		}
 	}
-	return created, unbacked, Derive(&p, jobs.Items, present(names...), rec).Groups[0]
+	out.group = Derive(&p, jobs.Items, present(names...), rec).Groups[0]
+	return out
 }
 
 // TestMaySend covers the two bounds of a create's sending.
