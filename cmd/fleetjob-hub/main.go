@@ -182,15 +182,17 @@ func run(serve serving, metricsOpts metricsserver.Options, members clusters.Opti
 		// The lease lives in the hub's namespace, the registration
 		// namespace (the pod's, as config/manager and the chart set it;
 		// named, so that a hub run outside a cluster elects too). It is
-		// released when mgr.Start returns, and the process exits right
-		// after: no reconcile runs once another replica may lead.
+		// released when the manager stops, once its reconciles ended or
+		// its grace did; the group starts under way end before the
+		// process exits (Hub.Start).
 		controller.ElectLeader(&mgrOpts, members.Namespace)
 	}
 	mgr, err := mcmanager.New(cfg, provider.ForManager(), mgrOpts)
 	if err != nil {
 		return err
 	}
-	if err := controller.SetupHub(ctx, mgr, mgr, provider, opts); err != nil {
+	hub, err := controller.SetupHub(ctx, mgr, mgr, provider, opts)
+	if err != nil {
 		return err
 	}
 	metrics.Registry.MustRegister(controller.NewCollector(mgr, opts.RegistrationNamespace))
@@ -205,30 +207,7 @@ func run(serve serving, metricsOpts metricsserver.Options, members clusters.Opti
 			"use it only on a hub where everyone who may create a ClusterJob is a fleet admin")
 	}
 	ctrl.Log.Info("Starting the hub controller", "registrationNamespace", members.Namespace, "hubID", opts.HubID, "tenancy", opts.Tenancy, "sharded", share != nil)
-	if share == nil {
-		return mgr.Start(ctx)
-	}
-	return runSharded(ctx, mgr, share)
-}
-
-// runSharded runs the manager inside the replica's shard session. The
-// session outlives the manager: it is renewed while the reconciles finish
-// (the fence of this replica's member writes stays open), and only once the
-// manager stopped does the replica hand its members back and end its
-// session, so that their next owner takes them at once rather than a
-// session's lifetime later. Within the pod's grace: the manager's 5 s, and
-// a renewal period.
-func runSharded(ctx context.Context, mgr mcmanager.Manager, share *shard.Shard) error {
-	session, end := context.WithCancel(context.WithoutCancel(ctx))
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		_ = share.Run(session)
-	}()
-	err := mgr.Start(ctx)
-	end()
-	<-ended
-	return err
+	return hub.Start(ctx)
 }
 
 // validateShard refuses --shard where it cannot work: without a leader,

@@ -249,7 +249,9 @@ func (r *MemberRunReconciler) startGroup(ctx context.Context, cj *fleetv1.Cluste
 	if d.Limited {
 		opts = append(opts, spoke.WithLimit(d.Limit))
 	}
+	r.underWay.begin()
 	created, skipped, err := sm.StartGroup(ctx, &c.State, g, opts...)
+	r.underWay.end()
 	r.pace.notCreated(uid, cluster, g, group.Pending-len(created))
 	jobsCreated.Add(float64(len(created)))
 	// A soak is the user's wait, not the hub's: the hand-off counts from

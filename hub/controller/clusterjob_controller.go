@@ -162,6 +162,9 @@ type MemberRunReconciler struct {
 	// serves: it runs the MemberRuns of those only (nil: every one).
 	Shard Ownership
 
+	// underWay counts the group starts under way, which a stopping hub
+	// waits for (Hub.Start).
+	underWay inFlight
 	// startedAt is when the hub started: its startup grace counts from it.
 	startedAt time.Time
 	// finishes is when the hub last saw each run's Jobs finish, per member.

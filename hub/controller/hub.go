@@ -54,10 +54,11 @@ func DefaultOptions() Options {
 // SetupHub wires the whole hub controller on mgr: the registry's
 // controllers (provider), the ClusterJob and MemberRun reconcilers, and
 // the ClusterSet reconciler. The reconcilers reach member clusters through
-// members: mgr itself, or a wrapper of it in tests. cmd/fleetjob-hub and
-// the envtest suites both wire the hub with it, so that what main runs is
-// what envtest covers.
-func SetupHub(ctx context.Context, mgr, members mcmanager.Manager, provider *clusters.Provider, opts Options) error {
+// members: mgr itself, or a wrapper of it in tests. Run it with the Hub's
+// Start rather than mgr's. cmd/fleetjob-hub and the envtest suites both
+// wire and run the hub with it, so that what main runs is what envtest
+// covers.
+func SetupHub(ctx context.Context, mgr, members mcmanager.Manager, provider *clusters.Provider, opts Options) (*Hub, error) {
 	local := mgr.GetLocalManager()
 	recorder := local.GetEventRecorder("fleetjob-hub")
 	provider.SetRecorder(recorder)
@@ -80,10 +81,10 @@ func SetupHub(ctx context.Context, mgr, members mcmanager.Manager, provider *clu
 		wakeJobs = make(chan event.TypedGenericEvent[client.Object])
 	}
 	if err := runs.SetupWithManager(ctx, wakeJobs); err != nil {
-		return err
+		return nil, err
 	}
 	if err := (&ClusterJobReconciler{shared: h, members: runs}).SetupWithManager(ctx, wakeJobs); err != nil {
-		return err
+		return nil, err
 	}
 	if s != nil {
 		// A new session is published anew: the old one's section no
@@ -91,11 +92,11 @@ func SetupHub(ctx context.Context, mgr, members mcmanager.Manager, provider *clu
 		s.Subscribe(runs.ledger.Republish)
 	}
 	if err := provider.SetupWithManager(mgr); err != nil {
-		return err
+		return nil, err
 	}
 	sets := &ClusterSetReconciler{Hub: local.GetClient(), RegistrationNamespace: opts.RegistrationNamespace}
 	if err := sets.SetupWithManager(local); err != nil {
-		return err
+		return nil, err
 	}
-	return nil
+	return &Hub{mgr: mgr, share: s, starts: &runs.underWay}, nil
 }

@@ -30,12 +30,14 @@ import (
 const LeaderElectionID = "fleetjob-hub.fleetjob.io"
 
 // shutdownGrace is how long a stopping hub waits for its reconciles and
-// watches to end before it releases its lease and exits. It is shorter
-// than the hub pod's terminationGracePeriodSeconds (10 s in
-// config/manager), or the kubelet would kill the process before the
-// release and the next leader would wait out the lease (15 s). A reconcile
-// cut short is safe: every step is idempotent, and the next leader redoes
-// it from what the members hold.
+// watches to end before it releases its lease and exits. With the group
+// starts' wait after it (startsGrace) and a sharded replica's hand-back
+// (a renewal), it is shorter than the hub pod's
+// terminationGracePeriodSeconds (15 s in config/manager), or the kubelet
+// would kill the process before the release and the next leader would wait
+// out the lease (15 s). A reconcile cut short is safe: every step is
+// idempotent, and the next leader redoes it from what the members hold;
+// a group start is not cut (Hub.Start).
 const shutdownGrace = 5 * time.Second
 
 // leaderRetry is how often a waiting replica tries to take the lease, and

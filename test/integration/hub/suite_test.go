@@ -333,7 +333,7 @@ func startHub(o hubOptions) func() {
 	// live check of each ClusterJob still guards runs.
 	opts.GCMinAge = 0
 	opts.HubID, opts.GCInterval, opts.Tenancy, opts.EndedRunTTL, opts.Clock = o.hubID, o.gcInterval, !o.tenancyOff, o.endedRunTTL, o.clock
-	err = controller.SetupHub(ctx, mgr, members, provider, opts)
+	hub, err := controller.SetupHub(ctx, mgr, members, provider, opts)
 	Expect(err).NotTo(HaveOccurred())
 	var collector *controller.Collector
 	if o.collector != nil {
@@ -345,30 +345,16 @@ func startHub(o hubOptions) func() {
 	go func() {
 		defer GinkgoRecover()
 		defer close(done)
-		if err := mgr.Start(mgrCtx); err != nil {
+		if err := hub.Start(mgrCtx); err != nil {
 			// Say what did not stop: a stuck shutdown is a bug worth a stack.
 			_ = pprof.Lookup("goroutine").WriteTo(GinkgoWriter, 1)
 			Fail(err.Error())
 		}
 	}()
-	// The shard's session outlives the manager, as cmd/fleetjob-hub runs
-	// it: its claims are handed back once the manager stopped.
-	sessionCtx, endSession := context.WithCancel(ctx)
-	sessionDone := make(chan struct{})
-	if share != nil {
-		go func() {
-			defer close(sessionDone)
-			_ = share.Run(sessionCtx)
-		}()
-	} else {
-		close(sessionDone)
-	}
 	var once sync.Once
 	return func() {
 		stop()
 		<-done
-		endSession()
-		<-sessionDone
 		once.Do(func() {
 			if collector != nil {
 				o.collector.Unregister(collector)
