@@ -223,14 +223,18 @@ func (r *MemberRunReconciler) startGroup(ctx context.Context, cj *fleetv1.Cluste
 	sm.Run.ServiceAccounts = accounts
 	ctx, cancel := context.WithTimeout(ctx, r.Options.MemberTimeout)
 	defer cancel()
-	if until, ok := r.fence(m.Name); ok {
+	if until, steady, ok := r.fence(m.Name); ok {
 		// Sharded, the writes end at the replica's fence: the start stops
 		// sending creates a third before its deadline, so none is cut in
 		// flight there, which would fail its node (a create cut cannot say
 		// whether it happened); those not sent start next time, once
 		// taken off the record again, which must be before the fence too.
+		deadline, err := fencedStart(r.Clock.Now(), until, steady, c.Name)
+		if err != nil {
+			return nil, nil, err // retried: a renewed session starts it
+		}
 		var cancelFence context.CancelFunc
-		ctx, cancelFence = context.WithDeadline(ctx, fencedStartDeadline(r.Clock.Now(), until))
+		ctx, cancelFence = context.WithDeadline(ctx, deadline)
 		defer cancelFence()
 	}
 	var finished time.Time
@@ -356,11 +360,21 @@ func eventAction(verb, cluster string) string {
 	return verb + " cluster " + naming.LabelValue(cluster)
 }
 
-// fencedStartDeadline is when a group start ends under a fence that ends
-// the replica's writes to the member at until: a third of the time left
-// before it is kept for the write that takes the nodes whose creates were
-// not sent off the record again. The fence refuses that write after
+// fencedStart is when a group start in cluster ends under a fence that
+// ends the replica's writes to the member at until: a third of the time
+// left before it is kept for the write that takes the nodes whose creates
+// were not sent off the record again. The fence refuses that write after
 // until, and the nodes, recorded as starting without a Job, would fail.
-func fencedStartDeadline(now, until time.Time) time.Time {
-	return until.Add(-max(0, until.Sub(now)) / 3)
+// So no start begins with less time than steady left, the least a session
+// renewed on time leaves: its renewals not answered, the hub API server
+// is stalled, and the member, on the same overloaded machine or network,
+// may take seconds a write (P6 at two replicas lost 9 nodes of a member
+// whose start ran into its session's lapse, their creates and undo then
+// refused). The retry starts it once the session is renewed.
+func fencedStart(now, until time.Time, steady time.Duration, cluster string) (time.Time, error) {
+	if room := until.Sub(now); room < steady {
+		return time.Time{}, fmt.Errorf("this hub replica's hold on cluster %s ends in %s, too soon to start a group (%s needed): waiting for its session's renewal",
+			cluster, max(0, room).Round(time.Millisecond), steady)
+	}
+	return until.Add(-until.Sub(now) / 3), nil
 }

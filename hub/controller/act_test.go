@@ -18,6 +18,7 @@ package controller
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,22 +58,32 @@ func TestHeldNotes(t *testing.T) {
 	}
 }
 
-// TestFencedStartDeadline: a start under a fence ends a third of the time
-// left before it, so that the write taking back the nodes not created
-// still goes out before the fence refuses it.
-func TestFencedStartDeadline(t *testing.T) {
+// TestFencedStart: a start under a fence keeps a third of its room for
+// taking unsent nodes off the record again, and none begins once the
+// session has missed more than a renewal.
+func TestFencedStart(t *testing.T) {
 	now := time.Date(2026, 12, 6, 2, 0, 0, 0, time.UTC)
 	cases := map[string]struct {
-		until, want time.Time
+		until   time.Time
+		want    time.Time
+		wantErr bool
 	}{
-		"a renewed claim":  {until: now.Add(15 * time.Second), want: now.Add(10 * time.Second)},
-		"a claim near out": {until: now.Add(3 * time.Second), want: now.Add(2 * time.Second)},
-		"a fence passed":   {until: now.Add(-time.Second), want: now.Add(-time.Second)},
+		"a renewed session":           {until: now.Add(10 * time.Second), want: now.Add(10*time.Second - 10*time.Second/3)},
+		"one renewal missed":          {until: now.Add(6 * time.Second), want: now.Add(4 * time.Second)},
+		"renewals missed for a while": {until: now.Add(3 * time.Second), wantErr: true},
+		"a fence passed":              {until: now.Add(-time.Second), wantErr: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := fencedStartDeadline(now, tc.until); !got.Equal(tc.want) {
-				t.Errorf("fencedStartDeadline() = %s, want %s", got, tc.want)
+			got, err := fencedStart(now, tc.until, 6*time.Second, "eu-1")
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("fencedStart() error = %v, want error %t", err, tc.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), "cluster eu-1") {
+				t.Errorf("fencedStart() error = %q, want it to name the cluster", err)
+			}
+			if !got.Equal(tc.want) {
+				t.Errorf("fencedStart() = %s, want %s", got, tc.want)
 			}
 		})
 	}

@@ -204,14 +204,19 @@ type fenced interface {
 	// Until is when this replica's writes to member end, and whether it
 	// may write to member now.
 	Until(member string) (time.Time, bool)
+	// Steady is the least time before its fence a replica whose session
+	// is renewed on time has.
+	Steady() time.Duration
 }
 
-// fence is when this replica's writes to cluster end, if they do.
-func (r *MemberRunReconciler) fence(cluster string) (time.Time, bool) {
-	if f, ok := r.Shard.(fenced); ok {
-		return f.Until(cluster)
+// fence is when this replica's writes to cluster end, if they do, and the
+// least time before it a session renewed on time leaves.
+func (r *MemberRunReconciler) fence(cluster string) (until time.Time, steady time.Duration, ok bool) {
+	if f, is := r.Shard.(fenced); is {
+		until, ok = f.Until(cluster)
+		return until, f.Steady(), ok
 	}
-	return time.Time{}, false
+	return time.Time{}, 0, false
 }
 
 // owns says whether this replica runs the MemberRuns of cluster.

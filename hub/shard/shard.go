@@ -437,6 +437,14 @@ func (s *Shard) Owns(member string) bool {
 	return s.Owner(member) == s.opts.Identity
 }
 
+// Steady is the least time before its fence a replica whose session
+// missed no more than one renewal has: LeaseDuration less Margin and two
+// renewal periods (6 s by default). Less tells that the hub API server is
+// not answering the renewals.
+func (s *Shard) Steady() time.Duration {
+	return s.opts.LeaseDuration - s.opts.Margin - 2*s.opts.RenewPeriod
+}
+
 // Until is when this replica's writes to member end (its fence), and
 // whether it may write to member now at all.
 func (s *Shard) Until(member string) (time.Time, bool) {
