@@ -140,17 +140,21 @@ func (m Member) StartGroup(ctx context.Context, st *State, group int, opts ...Ob
 	stop := ctx.Done()
 	ctx, cancel := uncancelled(ctx)
 	defer cancel()
+	wrote := time.Now()
 	fresh, err := m.writeAhead(ctx, st, starting, skipped, o.drain.Results)
 	if err != nil {
 		return nil, nil, errors.Join(drainErr, err)
 	}
+	// The write ahead is the member's latest answer to a write: a create
+	// is not sent that one as slow would not bring back in time.
+	writeTook := time.Since(wrote)
 	var jobs []*batchv1.Job
 	for _, n := range st.Nodes {
 		if n.Group == group && fresh[n.Node] {
 			jobs = append(jobs, BuildJob(m.Run, n.Node, group, n.GroupName))
 		}
 	}
-	results := m.createAll(ctx, stop, jobs)
+	results := m.createAll(ctx, stop, jobs, writeTook)
 	var created []batchv1.Job
 	var conflicts, failures []error
 	var refused []string
@@ -412,15 +416,17 @@ type createResult struct {
 
 // createAll creates jobs, createParallelism at a time, and stops starting
 // new creations after the first error that is not a conflict, at
-// createCutoff, once the slowest answer yet says that one sent now would
-// not be answered in time (maySend), or once stop is closed (the caller
-// stopping): a creation not started returns the error that stopped them
-// (none at a cutoff), and is refused. Creations under way are not
-// cancelled: each ends with the API server's answer, so that as few
-// creates as can be are left without saying whether they happened.
-func (m Member) createAll(ctx context.Context, stop <-chan struct{}, jobs []*batchv1.Job) []createResult {
+// createCutoff, once the slowest answer yet (the write before them,
+// prior, counted) says that one sent now would not be answered in time
+// (maySend), or once stop is closed (the caller stopping): a creation not
+// started returns the error that stopped them (none at a cutoff), and is
+// refused. Creations under way are not cancelled: each ends with the API
+// server's answer, so that as few creates as can be are left without
+// saying whether they happened.
+func (m Member) createAll(ctx context.Context, stop <-chan struct{}, jobs []*batchv1.Job, prior time.Duration) []createResult {
 	var stopped atomic.Bool
 	var slowest atomic.Int64 // the slowest answer yet, in nanoseconds
+	slowest.Store(int64(prior))
 	results := make([]createResult, len(jobs))
 	cutoff, bounded := createCutoff(ctx, time.Now())
 	deadline, _ := ctx.Deadline()

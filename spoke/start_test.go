@@ -406,11 +406,11 @@ func TestStartGroupSendsNoCreateItsAnswerWouldNotFit(t *testing.T) {
 }
 
 // slowStart is a group start on a member whose Job creates each take
-// createTakes: the group's nodes, the start's deadline, and when its caller
-// stops it (0: never).
+// createTakes and whose record writes recordTakes: the group's nodes, the
+// start's deadline, and when its caller stops it (0: never).
 type slowStart struct {
-	nodes                            int
-	createTakes, deadline, stopAfter time.Duration
+	nodes                                         int
+	createTakes, recordTakes, deadline, stopAfter time.Duration
 }
 
 // slowStarted is how a slowStart ended: what StartGroup returned, how long
@@ -424,6 +424,26 @@ type slowStarted struct {
 	group    GroupState
 }
 
+// TestStartGroupSendsNoCreateAfterASlowRecord: on a member whose writes
+// take 2.5 s, a start with 4.5 s writes its record ahead by 2.5 s; a create
+// sent then (before createCutoff's 3.7 s) would be answered at the
+// deadline and cut, its node recorded without a Job and failed though it
+// never ran. The write ahead's own time counts as the slowest answer yet:
+// no create is sent, and the nodes are taken off the record again.
+func TestStartGroupSendsNoCreateAfterASlowRecord(t *testing.T) {
+	s := startOnSlowMember(t, slowStart{nodes: 10, createTakes: 2500 * time.Millisecond, recordTakes: 2500 * time.Millisecond, deadline: 4500 * time.Millisecond})
+	if len(s.created) > 0 {
+		t.Errorf("StartGroup() created %d Jobs, want none: their answers would come after the deadline", len(s.created))
+	}
+	if len(s.unbacked) > 0 {
+		t.Errorf("%d nodes recorded as starting have no Job and would fail: %v", len(s.unbacked), s.unbacked)
+	}
+	want := GroupState{Name: "all", Nodes: 10, Pending: 10}
+	if diff := cmp.Diff(want, s.group); diff != "" {
+		t.Errorf("group after the start (-want +got):\n%s", diff)
+	}
+}
+
 // startOnSlowMember runs s.
 func startOnSlowMember(t *testing.T, s slowStart) slowStarted {
 	t.Helper()
@@ -433,16 +453,32 @@ func startOnSlowMember(t *testing.T, s slowStart) slowStarted {
 	}
 	p := plan.Plan{Groups: []plan.Group{{Name: "all", Nodes: names}}}
 	live := fake.NewClientBuilder().WithObjects(nodeObjects(names...)...).Build()
+	// takes holds a write for d, as a slow API server does, unless its
+	// context ends first.
+	takes := func(ctx context.Context, d time.Duration) error {
+		select {
+		case <-time.After(d):
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("reading the response: %w", ctx.Err()) // what a real client says
+		}
+	}
 	c := interceptor.NewClient(live, interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
-			if _, ok := obj.(*batchv1.Job); ok {
-				select {
-				case <-time.After(s.createTakes):
-				case <-ctx.Done():
-					return fmt.Errorf("reading the response: %w", ctx.Err()) // what a real client says
-				}
+			d := s.createTakes
+			if _, ok := obj.(*corev1.ConfigMap); ok {
+				d = s.recordTakes
+			}
+			if err := takes(ctx, d); err != nil {
+				return err
 			}
 			return c.Create(ctx, obj, opts...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			if err := takes(ctx, s.recordTakes); err != nil {
+				return err
+			}
+			return c.Update(ctx, obj, opts...)
 		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), s.deadline)
