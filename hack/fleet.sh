@@ -49,6 +49,10 @@
 #                       or scheduler that misses a lease renewal exits for good
 #                       (kwokctl does not restart it); without leader election
 #                       it keeps going. (make bench sets both.)
+#   FLEET_API_TIMEOUT   seconds a new cluster's API server and ServiceAccount
+#                       controller have to serve [120]; the 20th member of a
+#                       kwok fleet whose members already simulate 1,900 nodes
+#                       took more than 60 s on a 2-core machine
 #   FLEET_DIR           state directory [<repo>/.fleet]
 #   K8S_VERSION         Kubernetes version of the binaries [v1.36.3]
 #   K8S_BIN             directory with kube-*, kubectl, etcd, kwok, kwokctl
@@ -79,6 +83,7 @@ FLEET_ZONES="${FLEET_ZONES:-zone-a zone-b zone-c}"
 FLEET_POOLS="${FLEET_POOLS:-pool-1 pool-2}"
 FLEET_KWOK_CRDS="${FLEET_KWOK_CRDS:-}"
 FLEET_KWOK_EXTRA_ARGS="${FLEET_KWOK_EXTRA_ARGS:-}"
+FLEET_API_TIMEOUT="${FLEET_API_TIMEOUT:-120}"
 KIND="${KIND:-kind}"
 KIND_NODE_IMAGE="${KIND_NODE_IMAGE:-}"
 KWOK_WORKDIR="${FLEET_DIR}/kwok"
@@ -169,14 +174,14 @@ write_kubeconfig() {
 }
 
 wait_api() { # wait_api <cluster>: until the default ServiceAccount exists (pods can be created).
-  local name="$1" i
-  for ((i = 0; i < 120; i++)); do
-    if k "${name}" get serviceaccount default -n default >/dev/null 2>&1; then
+  local name="$1" deadline=$((SECONDS + FLEET_API_TIMEOUT))
+  while ((SECONDS < deadline)); do
+    if k "${name}" get serviceaccount default -n default --request-timeout=5s >/dev/null 2>&1; then
       return 0
     fi
     sleep 0.5
   done
-  die "cluster ${name}: API server or ServiceAccount controller not ready after 60s"
+  die "cluster ${name}: API server or ServiceAccount controller not ready after ${FLEET_API_TIMEOUT}s (FLEET_API_TIMEOUT)"
 }
 
 # ---------------------------------------------------------------- kwok

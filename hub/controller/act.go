@@ -104,6 +104,9 @@ func (r *MemberRunReconciler) act(ctx context.Context, cj *fleetv1.ClusterJob, c
 		err = rerr
 	}
 	if err != nil {
+		// Events are rate-limited and the row keeps only the last error;
+		// the log is where an operator reads every retry of a member.
+		log.FromContext(ctx).Error(err, "Acting on the member; retrying", "cluster", c.Name, "start", d.Start, "freeze", d.Freeze)
 		c.Error = err
 		add(note{corev1.EventTypeWarning, fleetv1.ReasonMemberError, fmt.Sprintf("cluster %s: %v", c.Name, err)})
 	}
