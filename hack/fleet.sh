@@ -50,9 +50,9 @@
 #                       (kwokctl does not restart it); without leader election
 #                       it keeps going. (make bench sets both.)
 #   FLEET_API_TIMEOUT   seconds a new cluster's API server and ServiceAccount
-#                       controller have to serve [120]; the 20th member of a
-#                       kwok fleet whose members already simulate 1,900 nodes
-#                       took more than 60 s on a 2-core machine
+#                       controller have to serve [120]; a loaded 2-core
+#                       machine needed more than 60 s for the 20th member of
+#                       a fleet of 20 × 100 nodes
 #   FLEET_DIR           state directory [<repo>/.fleet]
 #   K8S_VERSION         Kubernetes version of the binaries [v1.36.3]
 #   K8S_BIN             directory with kube-*, kubectl, etcd, kwok, kwokctl
@@ -181,7 +181,9 @@ wait_api() { # wait_api <cluster>: until the default ServiceAccount exists (pods
     fi
     sleep 0.5
   done
-  die "cluster ${name}: API server or ServiceAccount controller not ready after ${FLEET_API_TIMEOUT}s (FLEET_API_TIMEOUT)"
+  # Under load a kwok member's kube-controller-manager gives up waiting for
+  # its API server's health and exits, and kwokctl does not restart it.
+  die "cluster ${name}: API server or ServiceAccount controller not ready after ${FLEET_API_TIMEOUT}s (FLEET_API_TIMEOUT); if kwok, see ${KWOK_WORKDIR}/clusters/${name}/logs/kube-controller-manager.log"
 }
 
 # ---------------------------------------------------------------- kwok

@@ -121,7 +121,7 @@ func (b *bench) flags() string {
 	flag.IntVar(&b.p5Members, "p5-members", 20, "Members of P5.")
 	flag.IntVar(&b.p5Nodes, "p5-nodes", 100, "Nodes per member in P5.")
 	flag.IntVar(&b.p5Batch, "p5-batch", 50, "Batch size of the P5 batch run.")
-	flag.IntVar(&b.p6Members, "p6-members", 40, "Members of P6 (the least the width target asks for; see README for where 2 cores stop).")
+	flag.IntVar(&b.p6Members, "p6-members", 30, "Members of P6 (a 2-core AMD EPYC stops at 35-37: see README).")
 	flag.IntVar(&b.p6Nodes, "p6-nodes", 10, "Nodes per member in P6.")
 	flag.BoolVar(&b.smoke, "smoke", false, "A quick check: P1 and P3 on 1 member × 100 nodes (overrides --phases and --nodes).")
 	flag.IntVar(&b.rawWorkers, "raw-workers", 32, "Parallel creates of the raw baseline.")
